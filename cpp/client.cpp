@@ -1,0 +1,299 @@
+// The client: aeron_context_t + aeron_t (aeron_context_*, aeron_init, aeron_start, aeron_close)
+// and the asynchronous adds of publications and subscriptions (aeron_async_add_*).
+#include "common.hpp"
+
+#include <optional>
+
+namespace aeron_py {
+
+void ClientState::check_open() const {
+    if (closed || aeron == nullptr) throw AeronCallError("the Aeron client is closed", EPIPE);
+}
+
+void ClientState::close() {
+    if (closed) return;
+    closed = true;
+    for (auto &weak : subscriptions) {
+        if (auto sub = weak.lock()) {
+            sub->release_images();
+            sub->closed = true;  // aeron_close frees it
+        }
+    }
+    subscriptions.clear();
+    {
+        py::gil_scoped_release release;  // the conductor thread may be waiting for the GIL
+        if (aeron != nullptr) aeron_close(aeron);
+        if (context != nullptr) aeron_context_close(context);
+    }
+    aeron = nullptr;
+    context = nullptr;
+    holders.clear();  // safe now: no thread can call back any more
+}
+
+ClientState::~ClientState() {
+    if (!closed && python_alive()) close();
+}
+
+namespace {
+
+void on_error(void *clientd, int errcode, const char *message) {
+    if (!python_alive()) return;
+    py::gil_scoped_acquire gil;
+    auto *holder = static_cast<CallbackHolder *>(clientd);
+    try {
+        holder->first(errcode, std::string(message != nullptr ? message : ""));
+    } catch (py::error_already_set &e) {
+        e.discard_as_unraisable("aeron_py error handler");
+    }
+}
+
+void on_image(py::object &callback, aeron_image_t *image) {
+    if (!callback || callback.is_none() || !python_alive()) return;
+    try {
+        callback(make_image_snapshot(image));
+    } catch (py::error_already_set &e) {
+        e.discard_as_unraisable("aeron_py image handler");
+    }
+}
+
+void on_available_image(void *clientd, aeron_subscription_t *, aeron_image_t *image) {
+    if (!python_alive()) return;
+    py::gil_scoped_acquire gil;
+    on_image(static_cast<CallbackHolder *>(clientd)->first, image);
+}
+
+void on_unavailable_image(void *clientd, aeron_subscription_t *, aeron_image_t *image) {
+    if (!python_alive()) return;
+    py::gil_scoped_acquire gil;
+    on_image(static_cast<CallbackHolder *>(clientd)->second, image);
+}
+
+// One template for the three aeron_async_add_* shapes: poll until the driver answers.
+template <typename Async, typename Handle, int (*Poll)(Handle **, Async *),
+          py::object (*Make)(const std::shared_ptr<ClientState> &, Handle *)>
+class AsyncAdd {
+public:
+    AsyncAdd(std::shared_ptr<ClientState> client, Async *async, int64_t registration_id)
+        : client_(std::move(client)), async_(async), registration_id_(registration_id) {}
+
+    // Returns the new handle, or None while the driver has not answered yet.
+    py::object poll() {
+        if (async_ == nullptr) throw AeronCallError("this asynchronous add has already completed", EINVAL);
+        client_->check_open();
+        Handle *handle = nullptr;
+        const int rc = Poll(&handle, async_);
+        if (rc < 0) {
+            async_ = nullptr;  // freed by the client on error
+            throw_aeron_error("aeron_async_add_poll");
+        }
+        if (rc == 0 || handle == nullptr) return py::none();
+        async_ = nullptr;
+        return Make(client_, handle);
+    }
+
+    int64_t registration_id() const { return registration_id_; }
+
+private:
+    std::shared_ptr<ClientState> client_;
+    Async *async_;
+    int64_t registration_id_;
+};
+
+using AsyncAddPublication = AsyncAdd<aeron_async_add_publication_t, aeron_publication_t,
+                                     aeron_async_add_publication_poll, make_publication>;
+using AsyncAddExclusivePublication =
+    AsyncAdd<aeron_async_add_exclusive_publication_t, aeron_exclusive_publication_t,
+             aeron_async_add_exclusive_publication_poll, make_exclusive_publication>;
+using AsyncAddSubscription = AsyncAdd<aeron_async_add_subscription_t, aeron_subscription_t,
+                                      aeron_async_add_subscription_poll, make_subscription>;
+
+template <typename T>
+void bind_async(py::module_ &m, const char *name, const char *doc) {
+    py::class_<T>(m, name, doc)
+        .def("poll", &T::poll, "The new handle, or None while the driver has not answered (aeron_async_add_*_poll).")
+        .def_property_readonly("registration_id", &T::registration_id);
+}
+
+class Client {
+public:
+    Client(std::optional<std::string> dir, std::optional<uint64_t> driver_timeout_ms,
+           std::optional<uint64_t> keepalive_interval_ns, std::optional<uint64_t> resource_linger_duration_ns,
+           std::optional<uint64_t> idle_sleep_duration_ns, std::optional<bool> pre_touch_mapped_memory,
+           bool use_conductor_agent_invoker, std::optional<std::string> client_name, py::object error_handler)
+        : state_(std::make_shared<ClientState>()) {
+        if (aeron_context_init(&state_->context) < 0) throw_aeron_error("aeron_context_init");
+        auto *ctx = state_->context;
+        auto check = [](int rc, const char *call) {
+            if (rc < 0) throw_aeron_error(call);
+        };
+        if (dir) check(aeron_context_set_dir(ctx, dir->c_str()), "aeron_context_set_dir");
+        if (driver_timeout_ms)
+            check(aeron_context_set_driver_timeout_ms(ctx, *driver_timeout_ms), "aeron_context_set_driver_timeout_ms");
+        if (keepalive_interval_ns)
+            check(aeron_context_set_keepalive_interval_ns(ctx, *keepalive_interval_ns),
+                  "aeron_context_set_keepalive_interval_ns");
+        if (resource_linger_duration_ns)
+            check(aeron_context_set_resource_linger_duration_ns(ctx, *resource_linger_duration_ns),
+                  "aeron_context_set_resource_linger_duration_ns");
+        if (idle_sleep_duration_ns)
+            check(aeron_context_set_idle_sleep_duration_ns(ctx, *idle_sleep_duration_ns),
+                  "aeron_context_set_idle_sleep_duration_ns");
+        if (pre_touch_mapped_memory)
+            check(aeron_context_set_pre_touch_mapped_memory(ctx, *pre_touch_mapped_memory),
+                  "aeron_context_set_pre_touch_mapped_memory");
+        if (client_name) check(aeron_context_set_client_name(ctx, client_name->c_str()), "aeron_context_set_client_name");
+        check(aeron_context_set_use_conductor_agent_invoker(ctx, use_conductor_agent_invoker),
+              "aeron_context_set_use_conductor_agent_invoker");
+        if (!error_handler.is_none()) {
+            state_->holders.push_back(std::make_unique<CallbackHolder>(CallbackHolder{error_handler, py::none()}));
+            check(aeron_context_set_error_handler(ctx, on_error, state_->holders.back().get()),
+                  "aeron_context_set_error_handler");
+        }
+        int rc;
+        {
+            py::gil_scoped_release release;  // aeron_init waits for the driver's CnC file
+            rc = aeron_init(&state_->aeron, ctx);
+        }
+        if (rc < 0) {
+            AeronCallError error(std::string("aeron_init: ") + aeron_errmsg(), aeron_errcode());
+            aeron_context_close(ctx);
+            state_->context = nullptr;
+            state_->closed = true;
+            throw error;
+        }
+        {
+            py::gil_scoped_release release;
+            rc = aeron_start(state_->aeron);
+        }
+        if (rc < 0) {
+            AeronCallError error(std::string("aeron_start: ") + aeron_errmsg(), aeron_errcode());
+            state_->close();
+            throw error;
+        }
+    }
+
+    void close() { state_->close(); }
+    bool is_closed() const { return state_->closed || aeron_is_closed(state_->aeron); }
+
+    AsyncAddPublication async_add_publication(const std::string &channel, int32_t stream_id) {
+        state_->check_open();
+        aeron_async_add_publication_t *async = nullptr;
+        if (aeron_async_add_publication(&async, state_->aeron, channel.c_str(), stream_id) < 0)
+            throw_aeron_error("aeron_async_add_publication");
+        return {state_, async, aeron_async_add_publication_get_registration_id(async)};
+    }
+
+    AsyncAddExclusivePublication async_add_exclusive_publication(const std::string &channel, int32_t stream_id) {
+        state_->check_open();
+        aeron_async_add_exclusive_publication_t *async = nullptr;
+        if (aeron_async_add_exclusive_publication(&async, state_->aeron, channel.c_str(), stream_id) < 0)
+            throw_aeron_error("aeron_async_add_exclusive_publication");
+        return {state_, async, aeron_async_add_exclusive_publication_get_registration_id(async)};
+    }
+
+    AsyncAddSubscription async_add_subscription(const std::string &channel, int32_t stream_id,
+                                                py::object on_available, py::object on_unavailable) {
+        state_->check_open();
+        state_->holders.push_back(std::make_unique<CallbackHolder>(CallbackHolder{on_available, on_unavailable}));
+        void *clientd = state_->holders.back().get();
+        aeron_async_add_subscription_t *async = nullptr;
+        if (aeron_async_add_subscription(&async, state_->aeron, channel.c_str(), stream_id, on_available_image,
+                                         clientd, on_unavailable_image, clientd) < 0)
+            throw_aeron_error("aeron_async_add_subscription");
+        return {state_, async, aeron_async_add_subscription_get_registration_id(async)};
+    }
+
+    int main_do_work() {
+        state_->check_open();
+        const int work = aeron_main_do_work(state_->aeron);
+        if (work < 0) throw_aeron_error("aeron_main_do_work");
+        return work;
+    }
+
+    void main_idle_strategy(int work_count) {
+        state_->check_open();
+        py::gil_scoped_release release;
+        aeron_main_idle_strategy(state_->aeron, work_count);
+    }
+
+    int64_t client_id() {
+        state_->check_open();
+        return aeron_client_id(state_->aeron);
+    }
+
+    int64_t next_correlation_id() {
+        state_->check_open();
+        return aeron_next_correlation_id(state_->aeron);
+    }
+
+    std::string dir() {
+        state_->check_open();
+        return aeron_context_get_dir(state_->context);
+    }
+
+    uint64_t driver_timeout_ms() {
+        state_->check_open();
+        return aeron_context_get_driver_timeout_ms(state_->context);
+    }
+
+    py::object counters_reader(py::object self) {
+        state_->check_open();
+        auto state = state_;
+        return make_counters_reader(self, [state] { state->check_open(); }, aeron_counters_reader(state_->aeron));
+    }
+
+private:
+    std::shared_ptr<ClientState> state_;
+};
+
+}  // namespace
+
+void init_client(py::module_ &m) {
+    bind_async<AsyncAddPublication>(m, "AsyncAddPublication", "aeron_async_add_publication_t");
+    bind_async<AsyncAddExclusivePublication>(m, "AsyncAddExclusivePublication",
+                                             "aeron_async_add_exclusive_publication_t");
+    bind_async<AsyncAddSubscription>(m, "AsyncAddSubscription", "aeron_async_add_subscription_t");
+
+    py::class_<Client>(m, "Client", "aeron_t with its aeron_context_t (aeron_init + aeron_start).")
+        .def(py::init<std::optional<std::string>, std::optional<uint64_t>, std::optional<uint64_t>,
+                      std::optional<uint64_t>, std::optional<uint64_t>, std::optional<bool>, bool,
+                      std::optional<std::string>, py::object>(),
+             py::kw_only(), py::arg("dir") = py::none(), py::arg("driver_timeout_ms") = py::none(),
+             py::arg("keepalive_interval_ns") = py::none(), py::arg("resource_linger_duration_ns") = py::none(),
+             py::arg("idle_sleep_duration_ns") = py::none(), py::arg("pre_touch_mapped_memory") = py::none(),
+             py::arg("use_conductor_agent_invoker") = false, py::arg("client_name") = py::none(),
+             py::arg("error_handler") = py::none())
+        .def("close", &Client::close, "aeron_close + aeron_context_close; idempotent.")
+        .def_property_readonly("is_closed", &Client::is_closed, "aeron_is_closed")
+        .def("async_add_publication", &Client::async_add_publication, py::arg("channel"), py::arg("stream_id"),
+             "aeron_async_add_publication")
+        .def("async_add_exclusive_publication", &Client::async_add_exclusive_publication, py::arg("channel"),
+             py::arg("stream_id"), "aeron_async_add_exclusive_publication")
+        .def("async_add_subscription", &Client::async_add_subscription, py::arg("channel"), py::arg("stream_id"),
+             py::arg("on_available_image") = py::none(), py::arg("on_unavailable_image") = py::none(),
+             "aeron_async_add_subscription")
+        .def("main_do_work", &Client::main_do_work, "aeron_main_do_work (conductor agent invoker mode).")
+        .def("main_idle_strategy", &Client::main_idle_strategy, py::arg("work_count"),
+             "aeron_main_idle_strategy (releases the GIL).")
+        .def_property_readonly("client_id", &Client::client_id, "aeron_client_id")
+        .def("next_correlation_id", &Client::next_correlation_id, "aeron_next_correlation_id")
+        .def_property_readonly("dir", &Client::dir, "aeron_context_get_dir")
+        .def_property_readonly("driver_timeout_ms", &Client::driver_timeout_ms, "aeron_context_get_driver_timeout_ms")
+        .def("counters_reader", [](py::object self) { return self.cast<Client &>().counters_reader(self); },
+             "aeron_counters_reader");
+
+    m.def(
+        "is_driver_active",
+        [](const std::string &dir, int64_t timeout_ms) {
+            py::gil_scoped_release release;
+            return aeron_is_driver_active(dir.c_str(), timeout_ms, nullptr);
+        },
+        py::arg("dir"), py::arg("timeout_ms"), "aeron_is_driver_active (releases the GIL).");
+    m.def("default_path", [] {
+        char buffer[1024];
+        if (aeron_default_path(buffer, sizeof buffer) < 0) throw_aeron_error("aeron_default_path");
+        return std::string(buffer);
+    }, "aeron_default_path");
+}
+
+}  // namespace aeron_py

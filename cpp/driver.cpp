@@ -1,0 +1,193 @@
+// The embedded C media driver: aeron_driver_context_t (setters named after
+// aeron_driver_context_set_*) and aeron_driver_t (init, start, do_work, close).
+#include "common.hpp"
+
+extern "C" {
+#include "aeronmd.h"
+}
+
+namespace aeron_py {
+
+namespace {
+
+struct DriverContext {
+    aeron_driver_context_t *context = nullptr;
+    bool in_use = false;  // owned by a started driver from then on
+
+    DriverContext() {
+        if (aeron_driver_context_init(&context) < 0) throw_aeron_error("aeron_driver_context_init");
+    }
+    ~DriverContext() {
+        if (!in_use && context != nullptr) aeron_driver_context_close(context);
+    }
+    aeron_driver_context_t *check() const {
+        if (in_use) throw AeronCallError("this driver context belongs to a driver already", EINVAL);
+        return context;
+    }
+};
+
+class Driver {
+public:
+    Driver(DriverContext &context, bool manual_main_loop) {
+        aeron_driver_context_t *ctx = context.check();
+        int rc;
+        {
+            py::gil_scoped_release release;
+            rc = aeron_driver_init(&driver_, ctx);
+        }
+        if (rc < 0) throw_aeron_error("aeron_driver_init");
+        context.in_use = true;
+        context_ = ctx;
+        {
+            py::gil_scoped_release release;
+            rc = aeron_driver_start(driver_, manual_main_loop);
+        }
+        if (rc < 0) {
+            AeronCallError error(std::string("aeron_driver_start: ") + aeron_errmsg(), aeron_errcode());
+            close();
+            throw error;
+        }
+    }
+
+    ~Driver() { close(); }
+
+    int do_work() {
+        check();
+        const int work = aeron_driver_main_do_work(driver_);
+        if (work < 0) throw_aeron_error("aeron_driver_main_do_work");
+        return work;
+    }
+
+    void idle(int work_count) {
+        check();
+        py::gil_scoped_release release;
+        aeron_driver_main_idle_strategy(driver_, work_count);
+    }
+
+    void close() {
+        if (closed_) return;
+        closed_ = true;
+        py::gil_scoped_release release;
+        if (driver_ != nullptr) aeron_driver_close(driver_);
+        if (context_ != nullptr) aeron_driver_context_close(context_);
+        driver_ = nullptr;
+        context_ = nullptr;
+    }
+
+    bool closed() const { return closed_; }
+
+private:
+    void check() const {
+        if (closed_) throw AeronCallError("the media driver is closed", EPIPE);
+    }
+
+    aeron_driver_t *driver_ = nullptr;
+    aeron_driver_context_t *context_ = nullptr;
+    bool closed_ = false;
+};
+
+}  // namespace
+
+#define AERON_PY_SETTER(name, type)                                                              \
+    cls.def(                                                                                      \
+        "set_" #name,                                                                             \
+        [](DriverContext &c, type value) {                                                        \
+            if (aeron_driver_context_set_##name(c.check(), value) < 0)                            \
+                throw_aeron_error("aeron_driver_context_set_" #name);                             \
+        },                                                                                        \
+        py::arg("value"), "aeron_driver_context_set_" #name)
+#define AERON_PY_STRING_SETTER(name)                                                              \
+    cls.def(                                                                                      \
+        "set_" #name,                                                                             \
+        [](DriverContext &c, const std::string &value) {                                          \
+            if (aeron_driver_context_set_##name(c.check(), value.c_str()) < 0)                    \
+                throw_aeron_error("aeron_driver_context_set_" #name);                             \
+        },                                                                                        \
+        py::arg("value"), "aeron_driver_context_set_" #name)
+#define AERON_PY_GETTER(name) \
+    cls.def("get_" #name, [](DriverContext &c) { return aeron_driver_context_get_##name(c.context); }, \
+            "aeron_driver_context_get_" #name)
+
+void init_driver(py::module_ &m) {
+    py::class_<DriverContext> cls(m, "DriverContext", "aeron_driver_context_t (aeron_driver_context_init).");
+    cls.def(py::init<>());
+    AERON_PY_STRING_SETTER(dir);
+    cls.def("get_dir", [](DriverContext &c) { return std::string(aeron_driver_context_get_dir(c.context)); },
+            "aeron_driver_context_get_dir");
+    cls.def(
+        "set_threading_mode",
+        [](DriverContext &c, int mode) {
+            if (aeron_driver_context_set_threading_mode(c.check(), static_cast<aeron_threading_mode_t>(mode)) < 0)
+                throw_aeron_error("aeron_driver_context_set_threading_mode");
+        },
+        py::arg("value"), "aeron_driver_context_set_threading_mode");
+    cls.def("get_threading_mode",
+            [](DriverContext &c) { return static_cast<int>(aeron_driver_context_get_threading_mode(c.context)); });
+    AERON_PY_SETTER(dir_delete_on_start, bool);
+    AERON_PY_SETTER(dir_delete_on_shutdown, bool);
+    AERON_PY_SETTER(term_buffer_length, size_t);
+    AERON_PY_SETTER(ipc_term_buffer_length, size_t);
+    AERON_PY_SETTER(term_buffer_sparse_file, bool);
+    AERON_PY_SETTER(perform_storage_checks, bool);
+    AERON_PY_SETTER(spies_simulate_connection, bool);
+    AERON_PY_SETTER(mtu_length, size_t);
+    AERON_PY_SETTER(ipc_mtu_length, size_t);
+    AERON_PY_SETTER(publication_linger_timeout_ns, uint64_t);
+    AERON_PY_SETTER(image_liveness_timeout_ns, uint64_t);
+    AERON_PY_SETTER(client_liveness_timeout_ns, uint64_t);
+    AERON_PY_SETTER(publication_connection_timeout_ns, uint64_t);
+    AERON_PY_SETTER(publication_unblock_timeout_ns, uint64_t);
+    AERON_PY_SETTER(timer_interval_ns, uint64_t);
+    AERON_PY_SETTER(driver_timeout_ms, uint64_t);
+    AERON_PY_SETTER(counters_buffer_length, size_t);
+    AERON_PY_SETTER(error_buffer_length, size_t);
+    AERON_PY_SETTER(loss_report_buffer_length, size_t);
+    AERON_PY_SETTER(socket_so_rcvbuf, size_t);
+    AERON_PY_SETTER(socket_so_sndbuf, size_t);
+    AERON_PY_SETTER(rcv_initial_window_length, size_t);
+    AERON_PY_SETTER(publication_reserved_session_id_low, int32_t);
+    AERON_PY_SETTER(publication_reserved_session_id_high, int32_t);
+    AERON_PY_SETTER(stream_session_limit, int32_t);
+    AERON_PY_SETTER(resource_free_limit, uint32_t);
+    AERON_PY_SETTER(print_configuration, bool);
+    AERON_PY_SETTER(reliable_stream, bool);
+    AERON_PY_SETTER(tether_subscriptions, bool);
+    AERON_PY_SETTER(rejoin_stream, bool);
+    AERON_PY_SETTER(low_file_store_warning_threshold, uint64_t);
+    AERON_PY_STRING_SETTER(conductor_idle_strategy);
+    AERON_PY_STRING_SETTER(sender_idle_strategy);
+    AERON_PY_STRING_SETTER(receiver_idle_strategy);
+    AERON_PY_STRING_SETTER(sharednetwork_idle_strategy);
+    AERON_PY_STRING_SETTER(shared_idle_strategy);
+    AERON_PY_STRING_SETTER(conductor_idle_strategy_init_args);
+    AERON_PY_STRING_SETTER(sender_idle_strategy_init_args);
+    AERON_PY_STRING_SETTER(receiver_idle_strategy_init_args);
+    AERON_PY_STRING_SETTER(sharednetwork_idle_strategy_init_args);
+    AERON_PY_STRING_SETTER(shared_idle_strategy_init_args);
+    AERON_PY_GETTER(term_buffer_length);
+    AERON_PY_GETTER(ipc_term_buffer_length);
+    AERON_PY_GETTER(mtu_length);
+    AERON_PY_GETTER(publication_linger_timeout_ns);
+    AERON_PY_GETTER(image_liveness_timeout_ns);
+    AERON_PY_GETTER(client_liveness_timeout_ns);
+    AERON_PY_GETTER(driver_timeout_ms);
+    AERON_PY_GETTER(publication_reserved_session_id_low);
+    AERON_PY_GETTER(publication_reserved_session_id_high);
+    AERON_PY_GETTER(stream_session_limit);
+    AERON_PY_GETTER(dir_delete_on_shutdown);
+
+    py::class_<Driver>(m, "Driver", "aeron_driver_t (aeron_driver_init + aeron_driver_start).")
+        .def(py::init<DriverContext &, bool>(), py::arg("context"), py::arg("manual_main_loop") = false,
+             py::keep_alive<1, 2>())
+        .def("do_work", &Driver::do_work, "aeron_driver_main_do_work (INVOKER threading mode).")
+        .def("idle", &Driver::idle, py::arg("work_count"), "aeron_driver_main_idle_strategy (releases the GIL).")
+        .def("close", &Driver::close, "aeron_driver_close + aeron_driver_context_close; idempotent.")
+        .def_property_readonly("is_closed", &Driver::closed);
+
+    m.attr("THREADING_MODE_DEDICATED") = static_cast<int>(AERON_THREADING_MODE_DEDICATED);
+    m.attr("THREADING_MODE_SHARED_NETWORK") = static_cast<int>(AERON_THREADING_MODE_SHARED_NETWORK);
+    m.attr("THREADING_MODE_SHARED") = static_cast<int>(AERON_THREADING_MODE_SHARED);
+    m.attr("THREADING_MODE_INVOKER") = static_cast<int>(AERON_THREADING_MODE_INVOKER);
+}
+
+}  // namespace aeron_py

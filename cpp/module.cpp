@@ -1,0 +1,25 @@
+// PYBIND11_MODULE for aeron_py._aeron: one init function per concept.
+#include "common.hpp"
+
+namespace aeron_py {
+void init_module(py::module_ &m) {
+    m.doc() = "Thin bindings over Aeron's C client (aeronc.h) and embedded C media driver (aeronmd.h).";
+    init_errors(m);
+    init_fragment(m);
+    init_image(m);
+    init_subscription(m);
+    init_publication(m);
+    init_counters(m);
+    init_client(m);
+    init_driver(m);
+    init_cnc(m);
+    init_idle(m);
+    m.def("version_full", [] { return std::string(aeron_version_full()); }, "aeron_version_full");
+    m.def("version_text", [] { return std::string(aeron_version_text()); }, "aeron_version_text");
+    m.def("version_gitsha", [] { return std::string(aeron_version_gitsha()); }, "aeron_version_gitsha");
+    m.def("nano_clock", &aeron_nano_clock, "aeron_nano_clock");
+    m.def("epoch_clock", &aeron_epoch_clock, "aeron_epoch_clock");
+}
+}  // namespace aeron_py
+
+PYBIND11_MODULE(_aeron, m) { aeron_py::init_module(m); }
