@@ -1,0 +1,82 @@
+"""Per-IP duologue counting (echo2.md §3 "Per-IP counter", §4 decision 9).
+
+IPv4 addresses count individually; IPv6 addresses are aggregated by a network prefix
+(default /64, one typical customer allocation); IPv4-mapped IPv6 addresses
+(``::ffff:a.b.c.d``) are treated as the IPv4 address they carry.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+
+logger = logging.getLogger(__name__)
+
+
+def _parse(ip: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """Parse an IP literal (brackets allowed), unwrapping IPv4-mapped IPv6."""
+    text = ip[1:-1] if ip.startswith("[") and ip.endswith("]") else ip
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        raise ValueError(f"{ip!r} is not an IP address") from None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
+def canonical_ip(ip: str) -> str:
+    """Canonical text of one address (for exact owner comparisons)."""
+    return str(_parse(ip))
+
+
+def address_key(ip: str, ipv6_prefix: int = 64) -> str:
+    """The per-IP accounting key: IPv4 as-is, IPv6 as its ``/ipv6_prefix`` network."""
+    if isinstance(ipv6_prefix, bool) or not isinstance(ipv6_prefix, int) or not 0 <= ipv6_prefix <= 128:
+        raise ValueError(f"IPv6 prefix must be an int in [0, 128], got {ipv6_prefix!r}")
+    address = _parse(ip)
+    if isinstance(address, ipaddress.IPv4Address):
+        return str(address)
+    mask = ((1 << ipv6_prefix) - 1) << (128 - ipv6_prefix)
+    network = ipaddress.IPv6Address(int(address) & mask)  # drops any %scope
+    return f"{network}/{ipv6_prefix}"
+
+
+class PerIpCounter:
+    """Counts duologues per address key; unknown keys count 0, entries vanish at 0."""
+
+    def __init__(self, ipv6_prefix: int = 64) -> None:
+        address_key("::", ipv6_prefix)  # validates the prefix
+        self._prefix = ipv6_prefix
+        self._counts: dict[str, int] = {}
+
+    def key(self, ip: str) -> str:
+        """The accounting key used for ``ip``."""
+        return address_key(ip, self._prefix)
+
+    def count(self, ip: str) -> int:
+        """Current count for ``ip``'s key (0 if unknown)."""
+        return self._counts.get(self.key(ip), 0)
+
+    def increment(self, ip: str) -> int:
+        """Add one for ``ip``'s key; returns the new count."""
+        key = self.key(ip)
+        self._counts[key] = self._counts.get(key, 0) + 1
+        return self._counts[key]
+
+    def decrement(self, ip: str) -> int:
+        """Remove one for ``ip``'s key (never below 0); returns the new count."""
+        key = self.key(ip)
+        current = self._counts.get(key, 0)
+        if current <= 0:
+            logger.warning("per-IP count for %s is already 0; decrement ignored", key)
+            return 0
+        if current == 1:
+            del self._counts[key]
+            return 0
+        self._counts[key] = current - 1
+        return current - 1
+
+    def __len__(self) -> int:
+        """Number of keys with a non-zero count."""
+        return len(self._counts)

@@ -1,0 +1,516 @@
+"""Sans-I/O Echo 2.0 server (echo2.md §3 rules, §4 decisions).
+
+:class:`EchoServerCore` never touches Aeron, sockets, threads or clocks.  The glue
+feeds it events (image up/down, message received, send failed, clock tick) together
+with ``now`` (monotonic seconds) and executes the returned actions **in order**:
+
+* :class:`CreateDuologue` - create the duologue publication + subscription.  If that
+  fails, call :meth:`EchoServerCore.create_failed` and skip every later
+  :class:`Broadcast` whose ``duologue_session`` is that session.
+* :class:`Broadcast` - offer bytes on the all-clients publication.
+* :class:`SendDuologue` - offer bytes on a duologue publication; if it cannot be sent
+  within the glue's deadline, call :meth:`EchoServerCore.send_failed`.
+* :class:`CloseDuologue` - (after flushing earlier sends) close that duologue's
+  publication + subscription.  Must tolerate a partially created duologue.
+* :class:`RejectImage` - reject the image where the driver supports it.
+* :class:`Event` - telemetry; ``fields`` always has ``ip``.  Kinds: ``hello`` (every
+  HELLO), ``reject`` (every HELLO answered with ERROR, and every rejected image:
+  ``reason`` is the wire reason or None, ``cause`` the detail), ``blocklist_hit``
+  (in addition to ``reject``), ``duologue_created``, ``client_connected``
+  (``wrong_ip`` flag), ``bad_message`` (duologue), ``duologue_closed``.
+
+Contract with the glue: image-available events precede that image's messages (a
+HELLO from an unknown image raises :class:`CoreUsageError`).  Events for a duologue
+that is already closed are stale and ignored (logged), because the glue may still
+deliver them after executing a :class:`CloseDuologue`.
+
+Resources (two ports, the session id, one per-IP count) are taken only when a
+CONNECT is sent and are returned by the single ``_close`` path, whatever the reason.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any
+
+from .per_ip import PerIpCounter, canonical_ip
+from .ports import AllocationError, PortAllocator
+from .protocol import (
+    ERROR_BAD_MESSAGE_DUOLOGUE,
+    CoreUsageError,
+    Reason,
+    crypt,
+    format_connect,
+    format_error,
+    parse_echo,
+    parse_hello,
+    split_source_identity,
+)
+from .sessions import DEFAULT_SESSION_MAX, DEFAULT_SESSION_MIN, SessionAllocator
+
+logger = logging.getLogger(__name__)
+
+#: Largest term length accepted on client images.  Aeron's default UDP publication
+#: term is 16 MiB (log ~48 MiB), and the Java reference client does not set one, so a
+#: smaller default would refuse stock clients.  Lower it when every client is ours.
+DEFAULT_MAX_IMAGE_TERM_LENGTH = 16 * 1024 * 1024
+
+
+class CloseReason(StrEnum):
+    """Why a duologue was closed (``CloseDuologue.reason``)."""
+
+    CLIENT_GONE = "client_gone"
+    BAD_MESSAGE = "bad_message"
+    SEND_DEADLINE = "send_deadline"
+    EXPIRED = "expired"
+    IDLE = "idle"
+    SHUTDOWN = "shutdown"
+    CREATE_FAILED = "create_failed"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerConfig:
+    """Server limits.  Times are seconds; sizes are bytes."""
+
+    max_clients: int
+    clients_base_port: int
+    max_per_ip: int = 3
+    expiry: float = 10.0
+    idle_timeout: float | None = None
+    max_message: int = 1024
+    ipv6_prefix: int = 64
+    max_image_term_length: int = DEFAULT_MAX_IMAGE_TERM_LENGTH
+    is_blocked: Callable[[str], str | None] | None = None
+    session_min: int = DEFAULT_SESSION_MIN
+    session_max: int = DEFAULT_SESSION_MAX
+
+    def __post_init__(self) -> None:
+        positive_ints = ("max_clients", "max_per_ip", "max_message", "max_image_term_length")
+        for name in positive_ints:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"ServerConfig.{name} must be an int >= 1, got {value!r}")
+        if not self.expiry > 0:
+            raise ValueError(f"ServerConfig.expiry must be > 0 seconds, got {self.expiry!r}")
+        if self.idle_timeout is not None and not self.idle_timeout > 0:
+            raise ValueError(
+                f"ServerConfig.idle_timeout must be None or > 0 seconds, got {self.idle_timeout!r}"
+            )
+
+
+# ------------------------------------------------------------------ actions
+
+
+@dataclass(frozen=True)
+class Broadcast:
+    """Send ``data`` on the all-clients publication (a CONNECT names its duologue)."""
+
+    data: bytes
+    duologue_session: int | None = None
+
+
+@dataclass(frozen=True)
+class CreateDuologue:
+    """Create the duologue publication/subscription for ``session_id``."""
+
+    session_id: int
+    data_port: int
+    control_port: int
+    owner_ip: str
+
+
+@dataclass(frozen=True)
+class SendDuologue:
+    """Send ``data`` on the duologue publication of ``session_id``."""
+
+    session_id: int
+    data: bytes
+
+
+@dataclass(frozen=True)
+class CloseDuologue:
+    """Close (after flushing) the duologue ``session_id``."""
+
+    session_id: int
+    reason: CloseReason
+
+
+@dataclass(frozen=True)
+class RejectImage:
+    """Reject an image; ``session_id`` is None on the all-clients subscription."""
+
+    image_id: int
+    session_id: int | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class Event:
+    """Telemetry record; see the module docstring for the kinds."""
+
+    kind: str
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+Action = Broadcast | CreateDuologue | SendDuologue | CloseDuologue | RejectImage | Event
+
+
+# ------------------------------------------------------------------- state
+
+
+@dataclass
+class _InitialImage:
+    session_id: int
+    ip: str
+    rejected: bool
+
+
+@dataclass
+class _Duologue:
+    session_id: int
+    initial_session: int
+    owner_ip: str
+    data_port: int
+    control_port: int
+    created_at: float
+    last_activity: float
+    first_image_at: float | None = None
+    images: dict[int, bool] = field(default_factory=dict)  # image id -> served?
+    msgs_in: int = 0
+    msgs_out: int = 0
+    bytes_in: int = 0
+    bytes_out: int = 0
+
+
+@dataclass(frozen=True)
+class DuologueInfo:
+    """Read-only snapshot of one duologue."""
+
+    session_id: int
+    initial_session: int
+    owner_ip: str
+    data_port: int
+    control_port: int
+    created_at: float
+    connected: bool
+    msgs_in: int
+    msgs_out: int
+    bytes_in: int
+    bytes_out: int
+
+
+@dataclass(frozen=True)
+class ServerStats:
+    """Read-only snapshot of the core's resources and cumulative counters."""
+
+    duologues: int
+    initial_images: int
+    ports_in_use: int
+    sessions_in_use: int
+    ip_keys: int
+    hellos: int
+    connects: int  # duologues ever created (CONNECTs sent)
+    rejects: Mapping[str, int]
+    closes: Mapping[str, int]
+
+
+# -------------------------------------------------------------------- core
+
+
+class EchoServerCore:
+    """The Echo 2.0 server state machine; every method returns a list of actions."""
+
+    def __init__(self, config: ServerConfig, rng: random.Random | None = None) -> None:
+        self._config = config
+        self._ports = PortAllocator(config.clients_base_port, config.max_clients, rng)
+        self._sessions = SessionAllocator(config.session_min, config.session_max, rng)
+        self._per_ip = PerIpCounter(config.ipv6_prefix)
+        self._initial_images: dict[int, _InitialImage] = {}
+        self._duologues: dict[int, _Duologue] = {}
+        self._hellos = 0
+        self._created = 0
+        self._rejects: Counter[str] = Counter()
+        self._closes: Counter[str] = Counter()
+        self._shut_down = False
+
+    # ---- read-only views
+
+    @property
+    def config(self) -> ServerConfig:
+        """The configuration this core was built with."""
+        return self._config
+
+    @property
+    def duologue_count(self) -> int:
+        """Number of live duologues."""
+        return len(self._duologues)
+
+    @property
+    def stats(self) -> ServerStats:
+        """Snapshot of resources in use and cumulative counters."""
+        return ServerStats(
+            duologues=len(self._duologues),
+            initial_images=len(self._initial_images),
+            ports_in_use=self._ports.in_use,
+            sessions_in_use=self._sessions.in_use,
+            ip_keys=len(self._per_ip),
+            hellos=self._hellos,
+            connects=self._created,
+            rejects=MappingProxyType(dict(self._rejects)),
+            closes=MappingProxyType(dict(self._closes)),
+        )
+
+    def connections_for_ip(self, ip: str) -> int:
+        """Duologues counted against ``ip`` (IPv6 aggregated by prefix)."""
+        return self._per_ip.count(ip)
+
+    def duologue_info(self, session_id: int) -> DuologueInfo | None:
+        """Snapshot of duologue ``session_id``, or None if it does not exist."""
+        d = self._duologues.get(session_id)
+        if d is None:
+            return None
+        return DuologueInfo(
+            session_id=d.session_id, initial_session=d.initial_session, owner_ip=d.owner_ip,
+            data_port=d.data_port, control_port=d.control_port, created_at=d.created_at,
+            connected=any(d.images.values()), msgs_in=d.msgs_in, msgs_out=d.msgs_out,
+            bytes_in=d.bytes_in, bytes_out=d.bytes_out,
+        )
+
+    # ---- all-clients channel
+
+    def initial_image_available(
+        self, image_id: int, session_id: int, source_identity: str, term_length: int, now: float
+    ) -> list[Action]:
+        """A client's initial publication appeared on the all-clients subscription."""
+        if image_id in self._initial_images:
+            raise CoreUsageError(f"initial image {image_id} is already available")
+        ip = canonical_ip(split_source_identity(source_identity)[0])
+        rejected = term_length > self._config.max_image_term_length
+        self._initial_images[image_id] = _InitialImage(session_id, ip, rejected)
+        if not rejected:
+            return []
+        logger.warning("rejecting initial image %d from %s: term length %d > %d",
+                       image_id, ip, term_length, self._config.max_image_term_length)
+        return [
+            RejectImage(image_id, None, "term_length"),
+            self._reject_event(ip, session_id, image_id, None, "term_length"),
+        ]
+
+    def initial_image_unavailable(self, image_id: int, now: float) -> list[Action]:
+        """A client's initial publication went away."""
+        if self._initial_images.pop(image_id, None) is None:
+            raise CoreUsageError(f"initial image {image_id} went away but was never available")
+        return []
+
+    def hello_received(self, image_id: int, data: bytes, now: float) -> list[Action]:
+        """One message on the all-clients subscription (§3 rules 1-4, §4 decisions)."""
+        image = self._initial_images.get(image_id)
+        if image is None:
+            raise CoreUsageError(f"message from initial image {image_id} before it was available")
+        sid, ip = image.session_id, image.ip
+        if image.rejected:
+            logger.warning("ignoring message from rejected initial image %d (%s)", image_id, ip)
+            return [self._reject_event(ip, sid, image_id, None, "image_rejected")]
+        self._hellos += 1
+        actions: list[Action] = [Event("hello", {"ip": ip, "session_id": sid,
+                                                 "image_id": image_id, "bytes": len(data)})]
+        oversize = len(data) > self._config.max_message
+        key = None if oversize else parse_hello(data)
+        if key is None:
+            cause = "oversize" if oversize else "malformed"
+            return actions + self._refuse(ip, sid, image_id, Reason.BAD_MESSAGE, cause)
+        refusal = self._admission_refusal(ip, sid, image_id)
+        if refusal is not None:
+            return actions + refusal
+        try:
+            data_port, control_port = self._ports.allocate(2)
+        except AllocationError as error:
+            logger.error("port allocator out of ports with %d duologues: %s", len(self._duologues), error)
+            return actions + self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "no_ports")
+        try:
+            session = self._sessions.allocate()
+        except AllocationError as error:
+            self._ports.free(data_port)
+            self._ports.free(control_port)
+            logger.error("session allocator exhausted: %s", error)
+            return actions + self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "no_session_ids")
+        self._per_ip.increment(ip)
+        self._created += 1
+        self._duologues[session] = _Duologue(session, sid, ip, data_port, control_port, now, now)
+        logger.info("duologue %d for %s (initial session %d): ports %d/%d",
+                    session, ip, sid, data_port, control_port)
+        return actions + [
+            CreateDuologue(session, data_port, control_port, ip),
+            Broadcast(format_connect(sid, data_port, control_port, crypt(key, session)), session),
+            Event("duologue_created", {"ip": ip, "session_id": session, "initial_session_id": sid,
+                                       "data_port": data_port, "control_port": control_port}),
+        ]
+
+    def _admission_refusal(self, ip: str, sid: int, image_id: int) -> list[Action] | None:
+        """The refusal for a well-formed HELLO, or None when it may be admitted."""
+        if self._shut_down:
+            return self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "shutdown")
+        blocked = self._config.is_blocked(ip) if self._config.is_blocked is not None else None
+        if blocked is not None:
+            hit = Event("blocklist_hit", {"ip": ip, "session_id": sid, "detail": blocked})
+            return [hit, *self._refuse(ip, sid, image_id, Reason.TOO_MANY_FOR_IP, "blocklist")]
+        if len(self._duologues) >= self._config.max_clients:
+            return self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "max_clients")
+        if self._per_ip.count(ip) >= self._config.max_per_ip:
+            return self._refuse(ip, sid, image_id, Reason.TOO_MANY_FOR_IP, "max_per_ip")
+        return None
+
+    def _refuse(self, ip: str, sid: int, image_id: int, reason: Reason, cause: str) -> list[Action]:
+        """``<sid> ERROR <reason>`` plus its ``reject`` event."""
+        logger.info("refusing HELLO from %s (session %d): %s (%s)", ip, sid, reason.value, cause)
+        return [Broadcast(format_error(sid, reason)),
+                self._reject_event(ip, sid, image_id, reason.value, cause)]
+
+    def _reject_event(self, ip: str, sid: int | None, image_id: int | None, reason: str | None,
+                      cause: str) -> Event:
+        self._rejects[cause] += 1
+        return Event("reject", {"ip": ip, "session_id": sid, "image_id": image_id,
+                                "reason": reason, "cause": cause})
+
+    # ---- duologues
+
+    def create_failed(self, session_id: int, now: float) -> list[Action]:
+        """The glue could not create duologue ``session_id``: refuse and free everything."""
+        d = self._duologues.get(session_id)
+        if d is None:
+            raise CoreUsageError(f"create_failed for unknown duologue {session_id}")
+        refusal = Broadcast(format_error(d.initial_session, Reason.SERVER_FULL))
+        event = self._reject_event(d.owner_ip, d.initial_session, None, Reason.SERVER_FULL.value,
+                                   "create_failed")
+        return [refusal, event, *self._close(d, CloseReason.CREATE_FAILED, now)]
+
+    def duologue_image_available(
+        self, session_id: int, image_id: int, source_identity: str, term_length: int, now: float
+    ) -> list[Action]:
+        """A client publication appeared on duologue ``session_id``'s subscription."""
+        d = self._live(session_id, "image available")
+        if d is None:
+            return []
+        if image_id in d.images:
+            raise CoreUsageError(f"image {image_id} of duologue {session_id} is already available")
+        ip = canonical_ip(split_source_identity(source_identity)[0])
+        d.images[image_id] = False
+        if ip != d.owner_ip:
+            logger.warning("duologue %d: rejecting image %d from %s (owner %s)",
+                           session_id, image_id, ip, d.owner_ip)
+            return [RejectImage(image_id, session_id, "wrong_ip"),
+                    Event("client_connected", {"ip": ip, "session_id": session_id,
+                                               "image_id": image_id, "wrong_ip": True,
+                                               "owner_ip": d.owner_ip})]
+        if term_length > self._config.max_image_term_length:
+            logger.warning("duologue %d: rejecting image %d: term length %d > %d", session_id,
+                           image_id, term_length, self._config.max_image_term_length)
+            return [RejectImage(image_id, session_id, "term_length"),
+                    self._reject_event(ip, session_id, image_id, None, "term_length")]
+        d.images[image_id] = True
+        if d.first_image_at is None:
+            d.first_image_at = now
+        d.last_activity = now
+        return [Event("client_connected", {"ip": ip, "session_id": session_id,
+                                           "image_id": image_id, "wrong_ip": False,
+                                           "owner_ip": d.owner_ip})]
+
+    def duologue_image_unavailable(self, session_id: int, image_id: int, now: float) -> list[Action]:
+        """A client publication left duologue ``session_id``; the last owner image closes it."""
+        d = self._live(session_id, "image unavailable")
+        if d is None:
+            return []
+        if image_id not in d.images:
+            raise CoreUsageError(f"image {image_id} left duologue {session_id} but never arrived")
+        served = d.images.pop(image_id)
+        if served and not any(d.images.values()):
+            return self._close(d, CloseReason.CLIENT_GONE, now)
+        return []
+
+    def duologue_message(self, session_id: int, image_id: int, data: bytes, now: float) -> list[Action]:
+        """One message on a duologue: echo it verbatim, or ERROR + close."""
+        d = self._live(session_id, "message")
+        if d is None:
+            return []
+        served = d.images.get(image_id)
+        if served is None:
+            raise CoreUsageError(f"message from image {image_id} of duologue {session_id} "
+                                 "before it was available")
+        if not served:
+            logger.debug("duologue %d: ignoring message from unserved image %d", session_id, image_id)
+            return []
+        d.msgs_in += 1
+        d.bytes_in += len(data)
+        d.last_activity = now
+        oversize = len(data) > self._config.max_message
+        if not oversize and parse_echo(data) is not None:
+            reply = bytes(data)
+            d.msgs_out += 1
+            d.bytes_out += len(reply)
+            return [SendDuologue(session_id, reply)]
+        d.msgs_out += 1
+        d.bytes_out += len(ERROR_BAD_MESSAGE_DUOLOGUE)
+        logger.info("duologue %d: bad message (%d bytes) from %s", session_id, len(data), d.owner_ip)
+        return [SendDuologue(session_id, ERROR_BAD_MESSAGE_DUOLOGUE),
+                Event("bad_message", {"ip": d.owner_ip, "session_id": session_id,
+                                      "bytes": len(data), "oversize": oversize}),
+                *self._close(d, CloseReason.BAD_MESSAGE, now)]
+
+    def send_failed(self, session_id: int, now: float) -> list[Action]:
+        """A reply on duologue ``session_id`` missed its send deadline: close it."""
+        d = self._live(session_id, "send failure")
+        return [] if d is None else self._close(d, CloseReason.SEND_DEADLINE, now)
+
+    # ---- time and shutdown
+
+    def tick(self, now: float) -> list[Action]:
+        """Close duologues never joined within ``expiry`` or idle past ``idle_timeout``."""
+        actions: list[Action] = []
+        expiry, idle = self._config.expiry, self._config.idle_timeout
+        for d in list(self._duologues.values()):
+            if d.first_image_at is None:
+                if now - d.created_at >= expiry:
+                    actions += self._close(d, CloseReason.EXPIRED, now)
+            elif idle is not None and now - d.last_activity >= idle:
+                actions += self._close(d, CloseReason.IDLE, now)
+        return actions
+
+    def shutdown(self, now: float) -> list[Action]:
+        """Close every duologue; later HELLOs are refused with ``server full``."""
+        self._shut_down = True
+        actions: list[Action] = []
+        for d in list(self._duologues.values()):
+            actions += self._close(d, CloseReason.SHUTDOWN, now)
+        return actions
+
+    # ---- internals
+
+    def _live(self, session_id: int, what: str) -> _Duologue | None:
+        """The duologue, or None (logged) when the event is stale."""
+        d = self._duologues.get(session_id)
+        if d is None:
+            logger.debug("ignoring %s for closed or unknown duologue %d", what, session_id)
+        return d
+
+    def _close(self, d: _Duologue, reason: CloseReason, now: float) -> list[Action]:
+        """The one place that deletes a duologue and returns all its resources."""
+        del self._duologues[d.session_id]
+        self._ports.free(d.data_port)
+        self._ports.free(d.control_port)
+        self._sessions.free(d.session_id)
+        self._per_ip.decrement(d.owner_ip)
+        self._closes[reason.value] += 1
+        lifetime = max(0.0, now - d.created_at)
+        logger.info("duologue %d of %s closed: %s after %.3f s", d.session_id, d.owner_ip,
+                    reason.value, lifetime)
+        return [CloseDuologue(d.session_id, reason),
+                Event("duologue_closed", {"ip": d.owner_ip, "session_id": d.session_id,
+                                          "reason": reason.value, "lifetime_s": lifetime,
+                                          "msgs_in": d.msgs_in, "msgs_out": d.msgs_out,
+                                          "bytes_in": d.bytes_in, "bytes_out": d.bytes_out})]
