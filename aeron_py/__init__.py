@@ -1,0 +1,68 @@
+"""aeron_py: Python bindings over the real Aeron C client and embedded C media driver.
+
+>>> import aeron_py
+>>> with aeron_py.MediaDriver() as driver, aeron_py.Aeron(driver=driver) as aeron:
+...     sub = aeron.add_subscription("aeron:ipc", 10)
+...     pub = aeron.add_publication("aeron:ipc", 10)
+
+The compiled backend ``aeron_py._aeron`` mirrors the C API; this package adds
+ownership (context managers, idempotent close), bounded waits, typed errors,
+a channel URI builder, idle strategies and driver introspection.
+"""
+from __future__ import annotations
+
+from . import _aeron
+from .channel import ChannelUri, ChannelUriError
+from .driver import MediaDriver, ThreadingMode
+from .errors import (
+    AdminActionError,
+    AeronError,
+    AeronTimeoutError,
+    BackPressuredError,
+    ClientClosedError,
+    MaxPositionExceededError,
+    NotConnectedError,
+    OfferError,
+    PublicationClosedError,
+    PublicationError,
+)
+from .client import Aeron
+from .idle import (
+    BackoffIdleStrategy,
+    BusySpinIdleStrategy,
+    IdleStrategy,
+    NoOpIdleStrategy,
+    SleepingIdleStrategy,
+    YieldingIdleStrategy,
+)
+from .publication import (
+    ADMIN_ACTION,
+    BACK_PRESSURED,
+    CLOSED,
+    ERROR,
+    MAX_POSITION_EXCEEDED,
+    NOT_CONNECTED,
+    Claim,
+    ExclusivePublication,
+    Publication,
+)
+from .stat import Counter, DriverStat, ErrorEntry, LossEntry
+from .subscription import Action, Header, Image, Subscription
+
+__version__ = "0.1.0"
+
+
+def aeron_version() -> str:
+    """The Aeron C library version linked into this build (``aeron_version_text``), e.g. '1.54.0'."""
+    return _aeron.version_text()
+
+
+__all__ = [
+    "ADMIN_ACTION", "BACK_PRESSURED", "CLOSED", "ERROR", "MAX_POSITION_EXCEEDED", "NOT_CONNECTED",
+    "Action", "AdminActionError", "Aeron", "AeronError", "AeronTimeoutError", "BackPressuredError",
+    "BackoffIdleStrategy", "BusySpinIdleStrategy", "ChannelUri", "ChannelUriError", "Claim",
+    "ClientClosedError", "Counter", "DriverStat", "ErrorEntry", "ExclusivePublication", "Header", "IdleStrategy",
+    "Image", "LossEntry", "MaxPositionExceededError", "MediaDriver", "NoOpIdleStrategy", "NotConnectedError",
+    "OfferError", "Publication", "PublicationClosedError", "PublicationError", "SleepingIdleStrategy",
+    "Subscription", "ThreadingMode", "YieldingIdleStrategy", "aeron_version",
+]

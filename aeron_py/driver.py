@@ -1,0 +1,160 @@
+"""The embedded C media driver (``aeronmd.h``) as a context manager.
+
+>>> with MediaDriver() as driver, Aeron(dir=driver.dir) as aeron:
+...     ...
+
+Defaults for this package (2-core friendly): SHARED threading mode, Aeron's
+``backoff`` idle strategy for every agent, and — when ``dir`` is omitted — a unique
+directory under /dev/shm that is deleted when the driver closes.
+"""
+from __future__ import annotations
+
+import atexit
+import enum
+import logging
+import os
+import tempfile
+import uuid
+import weakref
+from pathlib import Path
+from typing import Any
+
+from . import _aeron
+from .errors import AeronError
+
+logger = logging.getLogger(__name__)
+
+
+class ThreadingMode(enum.IntEnum):
+    """``aeron_threading_mode_t``."""
+
+    DEDICATED = _aeron.THREADING_MODE_DEDICATED
+    SHARED_NETWORK = _aeron.THREADING_MODE_SHARED_NETWORK
+    SHARED = _aeron.THREADING_MODE_SHARED
+    INVOKER = _aeron.THREADING_MODE_INVOKER
+
+
+#: Option name -> the ``DriverContext`` setter it calls (``aeron_driver_context_set_<name>``).
+#: Durations are in the unit their name says (``_ns``/``_ms``), sizes in bytes.
+OPTIONS: tuple[str, ...] = tuple(
+    sorted(name[len("set_"):] for name in dir(_aeron.DriverContext) if name.startswith("set_"))
+)
+
+_IDLE_AGENTS = ("conductor", "sender", "receiver", "sharednetwork", "shared")
+_live: "weakref.WeakSet[MediaDriver]" = weakref.WeakSet()
+
+
+def _default_dir() -> str:
+    base = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
+    return os.path.join(base, f"aeron-py-{os.getpid()}-{uuid.uuid4().hex[:12]}")
+
+
+class MediaDriver:
+    """An embedded Aeron C media driver (``aeron_driver_init`` + ``aeron_driver_start``).
+
+    ``options`` are named after the C setters ``aeron_driver_context_set_<name>``
+    (see :data:`OPTIONS`), e.g. ``term_buffer_length=65536``,
+    ``publication_linger_timeout_ns=0``, ``publication_reserved_session_id_low=1``.
+    Extra conveniences: ``threading_mode`` takes a :class:`ThreadingMode` or its name;
+    ``idle_strategy`` (default ``"backoff"``) sets every agent's idle strategy.
+
+    In ``ThreadingMode.INVOKER`` the driver has no threads: call :meth:`do_work`.
+    """
+
+    def __init__(self, dir: str | os.PathLike[str] | None = None, *,
+                 threading_mode: ThreadingMode | str = ThreadingMode.SHARED,
+                 idle_strategy: str | None = "backoff", **options: Any) -> None:
+        unknown = sorted(set(options) - set(OPTIONS))
+        if unknown:
+            raise TypeError(
+                f"MediaDriver: unknown option(s) {', '.join(unknown)}; valid options: {', '.join(OPTIONS)}")
+        self._owns_dir = dir is None
+        self._dir = str(dir) if dir is not None else _default_dir()
+        if isinstance(threading_mode, str):
+            try:
+                threading_mode = ThreadingMode[threading_mode.upper()]
+            except KeyError:
+                raise ValueError(f"MediaDriver: unknown threading_mode {threading_mode!r}; "
+                                 f"one of {', '.join(m.name for m in ThreadingMode)}") from None
+        self.threading_mode = ThreadingMode(threading_mode)
+        parent = Path(self._dir).parent
+        if not parent.is_dir():
+            raise FileNotFoundError(f"MediaDriver: parent directory of dir={self._dir!r} does not exist")
+
+        settings: dict[str, Any] = {}
+        if idle_strategy is not None:
+            settings.update({f"{agent}_idle_strategy": idle_strategy for agent in _IDLE_AGENTS})
+        if self._owns_dir:
+            settings.update(dir_delete_on_start=True, dir_delete_on_shutdown=True)
+        settings.update(options)
+
+        context = _aeron.DriverContext()
+        context.set_dir(self._dir)
+        context.set_threading_mode(int(self.threading_mode))
+        for name, value in settings.items():
+            try:
+                getattr(context, f"set_{name}")(value)
+            except TypeError as exc:
+                raise TypeError(f"MediaDriver: bad value {value!r} for option {name}: {exc}") from None
+        self.options: dict[str, Any] = dict(settings)
+        self._driver: _aeron.Driver | None = _aeron.Driver(
+            context, manual_main_loop=self.threading_mode is ThreadingMode.INVOKER)
+        _live.add(self)
+        logger.debug("media driver started in %s (%s)", self._dir, self.threading_mode.name)
+
+    @property
+    def dir(self) -> str:
+        """The driver's directory (where the CnC file and log buffers live)."""
+        return self._dir
+
+    @property
+    def is_closed(self) -> bool:
+        return self._driver is None
+
+    def do_work(self) -> int:
+        """One duty cycle in INVOKER mode (``aeron_driver_main_do_work``); returns the work done."""
+        return self._require().do_work()
+
+    def idle(self, work_count: int) -> None:
+        """The driver's own idle strategy (``aeron_driver_main_idle_strategy``), GIL released."""
+        self._require().idle(work_count)
+
+    def stat(self, timeout: float = 1.0) -> "DriverStat":
+        """A :class:`~aeron_py.stat.DriverStat` reader of this driver's CnC file."""
+        from .stat import DriverStat
+
+        return DriverStat(self._dir, timeout=timeout)
+
+    def close(self) -> None:
+        """Stop the driver (``aeron_driver_close``); removes an owned dir. Idempotent."""
+        driver, self._driver = self._driver, None
+        if driver is None:
+            return
+        _live.discard(self)
+        driver.close()
+        logger.debug("media driver in %s closed", self._dir)
+
+    def _require(self) -> _aeron.Driver:
+        if self._driver is None:
+            raise AeronError(f"the media driver in {self._dir} is closed")
+        return self._driver
+
+    def __enter__(self) -> "MediaDriver":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._driver is None else self.threading_mode.name
+        return f"<MediaDriver dir={self._dir!r} {state}>"
+
+
+@atexit.register
+def _close_live_drivers() -> None:
+    for driver in list(_live):
+        driver.close()
+
+
+if False:  # typing only
+    from .stat import DriverStat  # noqa: F401

@@ -1,0 +1,85 @@
+"""Typed exceptions.
+
+Every exception raised by aeron_py derives from :class:`AeronError`, which is the
+extension's own type: failures inside the C library carry ``errcode``
+(``aeron_errcode()``) and Aeron's message text (``aeron_errmsg()``).
+"""
+from __future__ import annotations
+
+from . import _aeron
+
+AeronError = _aeron.AeronError
+
+
+class AeronTimeoutError(AeronError, TimeoutError):
+    """A bounded wait (add publication/subscription, driver start, connect) ran out."""
+
+
+class ClientClosedError(AeronError):
+    """The client, or the handle's owner, is closed (by you, or by the driver's timeout)."""
+
+
+class OfferError(AeronError):
+    """An offer or claim failed; ``code`` is the C result (``AERON_PUBLICATION_*``)."""
+
+    retryable = False
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class NotConnectedError(OfferError):
+    """NOT_CONNECTED (-1): no subscriber yet. Retryable."""
+
+    retryable = True
+
+
+class BackPressuredError(OfferError):
+    """BACK_PRESSURED (-2): subscribers are behind. Retryable."""
+
+    retryable = True
+
+
+class AdminActionError(OfferError):
+    """ADMIN_ACTION (-3): the log is rotating. Retry at once."""
+
+    retryable = True
+
+
+class PublicationClosedError(OfferError):
+    """CLOSED (-4): the publication is closed. Terminal."""
+
+
+class MaxPositionExceededError(OfferError):
+    """MAX_POSITION_EXCEEDED (-5): the stream reached its maximum position. Terminal."""
+
+
+class PublicationError(OfferError):
+    """ERROR (-6): the C client reported an error. Terminal."""
+
+
+_BY_CODE: dict[int, type[OfferError]] = {
+    _aeron.NOT_CONNECTED: NotConnectedError,
+    _aeron.BACK_PRESSURED: BackPressuredError,
+    _aeron.ADMIN_ACTION: AdminActionError,
+    _aeron.PUBLICATION_CLOSED: PublicationClosedError,
+    _aeron.MAX_POSITION_EXCEEDED: MaxPositionExceededError,
+    _aeron.PUBLICATION_ERROR: PublicationError,
+}
+
+RESULT_NAMES: dict[int, str] = {
+    _aeron.NOT_CONNECTED: "NOT_CONNECTED",
+    _aeron.BACK_PRESSURED: "BACK_PRESSURED",
+    _aeron.ADMIN_ACTION: "ADMIN_ACTION",
+    _aeron.PUBLICATION_CLOSED: "CLOSED",
+    _aeron.MAX_POSITION_EXCEEDED: "MAX_POSITION_EXCEEDED",
+    _aeron.PUBLICATION_ERROR: "ERROR",
+}
+
+
+def offer_error(code: int, where: str) -> OfferError:
+    """The typed exception for a negative offer/claim result ``code``."""
+    name = RESULT_NAMES.get(code, "UNKNOWN")
+    cls = _BY_CODE.get(code, OfferError)
+    return cls(f"{where}: offer failed with {name} ({code})", code)

@@ -1,0 +1,65 @@
+"""``python -m aeron_py.stat``: print a running driver's counters, loss report and error log."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any
+
+from .. import _aeron
+from . import DriverStat, snapshot
+
+
+def _print_text(snap: dict[str, Any], out: Any) -> None:
+    print(f"driver {snap['dir']} pid {snap['pid']} heartbeat {snap['heartbeat_age_s']:.3f} s ago", file=out)
+    print("== counters ==", file=out)
+    for c in snap["counters"]:
+        print(f"{c['id']:4d}: {c['value']:>20,d} - {c['label']}", file=out)
+    print(f"== loss report ({len(snap['loss'])}) ==", file=out)
+    for e in snap["loss"]:
+        print(f"{e['observation_count']} observations, {e['total_bytes_lost']} bytes lost, session "
+              f"{e['session_id']} stream {e['stream_id']} {e['channel']} from {e['source']}", file=out)
+    print(f"== errors ({len(snap['errors'])}) ==", file=out)
+    for e in snap["errors"]:
+        print(f"{e['observation_count']} x {e['message']}", file=out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m aeron_py.stat",
+        description="Print a running Aeron media driver's counters, loss report and error log "
+                    "(like Aeron's AeronStat, LossStat and ErrorStat).")
+    parser.add_argument("--dir", default=os.environ.get("AERON_DIR") or _aeron.default_path(),
+                        help="the driver's directory (default: $AERON_DIR or Aeron's default path)")
+    parser.add_argument("--watch", type=float, metavar="SECONDS",
+                        help="print again every SECONDS until interrupted")
+    parser.add_argument("--count", type=int, default=0, help="with --watch: stop after N prints (0 = forever)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object per snapshot")
+    parser.add_argument("--timeout", type=float, default=1.0, help="seconds to wait for the CnC file")
+    args = parser.parse_args(argv)
+    try:
+        stat = DriverStat(args.dir, timeout=args.timeout)
+    except (FileNotFoundError, _aeron.AeronError) as exc:
+        print(f"aeron_py.stat: {exc}", file=sys.stderr)
+        return 2
+    printed = 0
+    with stat:
+        try:
+            while True:
+                snap = snapshot(stat)
+                if args.json:
+                    print(json.dumps(snap), flush=True)
+                else:
+                    _print_text(snap, sys.stdout)
+                printed += 1
+                if not args.watch or (args.count and printed >= args.count):
+                    return 0
+                time.sleep(args.watch)
+        except KeyboardInterrupt:
+            return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
