@@ -138,14 +138,14 @@ public:
     }
 
     int64_t offer(py::handle buffer) {
-        check();
+        if (!open()) return AERON_PUBLICATION_CLOSED;  // as the C client answers for a closed publication
         BufferView view(buffer.ptr());
         return Traits::offer(handle_, static_cast<const uint8_t *>(view.view.buf), static_cast<size_t>(view.view.len),
                              nullptr, nullptr);
     }
 
     py::tuple try_claim(size_t length) {
-        check();
+        if (!open()) return py::make_tuple(AERON_PUBLICATION_CLOSED, py::none());
         aeron_buffer_claim_t claim{};
         const int64_t result = Traits::try_claim(handle_, length, &claim);
         if (result < 0) return py::make_tuple(result, py::none());

@@ -1,0 +1,102 @@
+"""Driver introspection through the CnC file: counters, loss report, error log, CLI."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import aeron_py
+from aeron_py import DriverStat
+from conftest import free_udp_port, wait_until
+
+pytestmark = [pytest.mark.timeout(60), pytest.mark.integration]
+
+
+def test_counters_report_real_traffic(driver, aeron, udp_port):
+    channel = f"aeron:udp?endpoint=127.0.0.1:{udp_port}"
+    sub = aeron.add_subscription(channel, 20)
+    pub = aeron.add_publication(channel, 20)
+    wait_until(lambda: pub.is_connected, 5, "connect")
+    pub.offer_until(b"x" * 500, timeout=5)
+    wait_until(lambda: sub.poll(lambda d, h: None, 10), 5, "delivery")
+    with driver.stat() as stat:
+        system = stat.system_counters()
+        assert system["Bytes sent"] >= 500 and system["Bytes received"] >= 500
+        labels = [c.label for c in stat.counters()]
+        assert any(label.startswith("pub-pos") for label in labels)
+        assert stat.heartbeat_age() < 5
+        assert stat.constants()["pid"] > 0
+    assert {c.label for c in aeron.counters()} >= {"Bytes sent", "Bytes received"}
+
+
+def test_error_log_records_driver_errors(driver, aeron):
+    with pytest.raises(aeron_py.AeronError):
+        aeron.add_publication("aeron:udp?endpoint=no-such-host.invalid:4000", 1)
+    with driver.stat() as stat:
+        errors = wait_until(stat.errors, 5, "an error log entry")
+        assert any("unknown host" in e.message for e in errors)
+        assert errors[0].observation_count >= 1 and errors[0].last_observation_ms >= errors[0].first_observation_ms
+
+
+LOSS_SCRIPT = r"""
+import json, sys, time
+from aeron_py import Aeron, MediaDriver
+port = int(sys.argv[1])
+with MediaDriver() as driver, Aeron(driver=driver) as aeron:
+    channel = f"aeron:udp?endpoint=127.0.0.1:{port}"
+    sub = aeron.add_subscription(channel, 21)
+    pub = aeron.add_publication(channel, 21)
+    deadline = time.monotonic() + 10
+    while not pub.is_connected and time.monotonic() < deadline:
+        time.sleep(0.001)
+    received = []
+    for i in range(200):
+        pub.offer_until(i.to_bytes(4, "little"), timeout=5)
+        sub.poll(lambda d, h: received.append(d), 10)
+        time.sleep(0.001)  # pacing: one datagram per message, so the interceptor has frames to drop
+    deadline = time.monotonic() + 20
+    while len(received) < 200 and time.monotonic() < deadline:
+        sub.poll(lambda d, h: received.append(d), 100)
+    with driver.stat() as stat:
+        loss = [e.__dict__ for e in stat.loss_report()]
+        naks = stat.system_counters()["NAKs sent"]
+    print(json.dumps({"received": [int.from_bytes(d, "little") for d in received], "loss": loss, "naks": naks}))
+"""
+
+
+def test_loss_report_records_loss(tmp_path):
+    # Aeron's own loss interceptor drops 20 % of received data frames. It is configured by
+    # process-wide environment variables read once, hence a separate process.
+    env = dict(os.environ, AERON_UDP_CHANNEL_INCOMING_INTERCEPTORS="loss",
+               AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_LOSS_ARGS="rate=0.2|seed=7|recv-msg-mask=0x2")
+    out = subprocess.run([sys.executable, "-c", LOSS_SCRIPT, str(free_udp_port())], env=env, cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["received"] == list(range(200))  # reliable: NAKs and retransmits repaired every gap
+    assert result["naks"] > 0
+    [entry] = result["loss"]
+    assert entry["total_bytes_lost"] > 0 and entry["stream_id"] == 21
+    assert entry["source"].startswith("127.0.0.1:")
+
+
+def test_stat_cli_prints_json(driver, tmp_path):
+    out = subprocess.run([sys.executable, "-m", "aeron_py.stat", "--dir", driver.dir, "--json"],
+                         capture_output=True, text=True, timeout=30, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    snap = json.loads(out.stdout)
+    assert snap["dir"] == driver.dir and any(c["label"] == "Bytes sent" for c in snap["counters"])
+
+
+def test_stat_cli_missing_dir_is_a_clear_error(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "aeron_py.stat", "--dir", str(tmp_path / "nope")],
+                         capture_output=True, text=True, timeout=30, cwd=tmp_path)
+    assert out.returncode == 2 and "no Aeron driver directory" in out.stderr
+
+
+def test_driver_stat_missing_dir(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        DriverStat(tmp_path / "nope")
