@@ -1,0 +1,892 @@
+# Generated from the built extension by pybind11-stubgen (see README, "Development"); do not edit by hand.
+"""
+Thin bindings over Aeron's C client (aeronc.h) and embedded C media driver (aeronmd.h).
+"""
+from __future__ import annotations
+import typing
+__all__: list[str] = ['ACTION_ABORT', 'ACTION_BREAK', 'ACTION_COMMIT', 'ACTION_CONTINUE', 'ADMIN_ACTION', 'AeronError', 'AsyncAddExclusivePublication', 'AsyncAddPublication', 'AsyncAddSubscription', 'AsyncDestination', 'AsyncSubscriptionDestination', 'BACK_PRESSURED', 'BufferClaim', 'COUNTER_RECORD_ALLOCATED', 'Client', 'Cnc', 'CountersReader', 'Driver', 'DriverContext', 'ExclusivePublication', 'FragmentAssembler', 'Header', 'IdleStrategy', 'Image', 'MAX_POSITION_EXCEEDED', 'NOT_CONNECTED', 'PUBLICATION_CLOSED', 'PUBLICATION_ERROR', 'Publication', 'Subscription', 'THREADING_MODE_DEDICATED', 'THREADING_MODE_INVOKER', 'THREADING_MODE_SHARED', 'THREADING_MODE_SHARED_NETWORK', 'default_path', 'epoch_clock', 'errcode', 'errmsg', 'is_driver_active', 'nano_clock', 'version_full', 'version_gitsha', 'version_text']
+class AeronError(RuntimeError):
+    """
+    A call into the Aeron C library failed. `errcode` is aeron_errcode(); the message is aeron_errmsg().
+    """
+class Header:
+    """
+    A copy of aeron_header_values_t for one fragment (aeron_header_values).
+    """
+    def __repr__(self) -> str:
+        ...
+    @property
+    def flags(self) -> int:
+        ...
+    @property
+    def frame_length(self) -> int:
+        ...
+    @property
+    def initial_term_id(self) -> int:
+        ...
+    @property
+    def position(self) -> int:
+        """
+        aeron_header_position
+        """
+    @property
+    def reserved_value(self) -> int:
+        ...
+    @property
+    def session_id(self) -> int:
+        ...
+    @property
+    def stream_id(self) -> int:
+        ...
+    @property
+    def term_id(self) -> int:
+        ...
+    @property
+    def term_offset(self) -> int:
+        ...
+    @property
+    def type(self) -> int:
+        ...
+class FragmentAssembler:
+    """
+    aeron_controlled_fragment_assembler_t: reassembles messages larger than the MTU.
+    """
+    def __init__(self) -> None:
+        ...
+class Image:
+    """
+    aeron_image_t: one publication's stream as seen by a subscription.
+    """
+    def close(self) -> None:
+        """
+        aeron_subscription_image_release; idempotent.
+        """
+    def controlled_poll(self, handler: typing.Any, fragment_limit: typing.SupportsInt | typing.SupportsIndex, assembler: FragmentAssembler = None, with_header: bool = True) -> int:
+        """
+        aeron_image_controlled_poll; the handler returns an ACTION_*.
+        """
+    def poll(self, handler: typing.Any, fragment_limit: typing.SupportsInt | typing.SupportsIndex, assembler: FragmentAssembler = None, with_header: bool = True) -> int:
+        """
+        aeron_image_controlled_poll, handler(data: bytes, header).
+        """
+    def poll_batch(self, fragment_limit: typing.SupportsInt | typing.SupportsIndex, assembler: FragmentAssembler = None) -> list:
+        """
+        aeron_image_controlled_poll collecting payloads into a list of bytes.
+        """
+    def reject(self, reason: str) -> None:
+        """
+        aeron_image_reject
+        """
+    @property
+    def active_transport_count(self) -> int:
+        """
+        aeron_image_active_transport_count
+        """
+    @property
+    def correlation_id(self) -> int:
+        ...
+    @property
+    def end_of_stream_position(self) -> int:
+        """
+        aeron_image_end_of_stream_position
+        """
+    @property
+    def initial_term_id(self) -> int:
+        ...
+    @property
+    def is_closed(self) -> bool:
+        """
+        aeron_image_is_closed
+        """
+    @property
+    def is_end_of_stream(self) -> bool:
+        """
+        aeron_image_is_end_of_stream
+        """
+    @property
+    def is_live(self) -> bool:
+        """
+        False for a callback snapshot or a released image.
+        """
+    @property
+    def join_position(self) -> int:
+        ...
+    @property
+    def mtu_length(self) -> int:
+        ...
+    @property
+    def position(self) -> int:
+        """
+        aeron_image_position
+        """
+    @property
+    def session_id(self) -> int:
+        ...
+    @property
+    def source_identity(self) -> str:
+        ...
+    @property
+    def term_buffer_length(self) -> int:
+        ...
+class AsyncSubscriptionDestination:
+    """
+    aeron_async_destination_t
+    """
+    def poll(self) -> bool:
+        """
+        aeron_subscription_async_destination_poll: True when done.
+        """
+class Subscription:
+    """
+    aeron_subscription_t (not thread-safe).
+    """
+    def async_add_destination(self, uri: str) -> AsyncSubscriptionDestination:
+        """
+        aeron_subscription_async_add_destination (MDS).
+        """
+    def async_remove_destination(self, uri: str) -> AsyncSubscriptionDestination:
+        """
+        aeron_subscription_async_remove_destination
+        """
+    def close(self) -> None:
+        """
+        aeron_subscription_close; idempotent.
+        """
+    def controlled_poll(self, handler: typing.Any, fragment_limit: typing.SupportsInt | typing.SupportsIndex, assembler: FragmentAssembler = None, with_header: bool = True) -> int:
+        """
+        aeron_subscription_controlled_poll; the handler returns an ACTION_*.
+        """
+    def image_at_index(self, index: typing.SupportsInt | typing.SupportsIndex) -> typing.Any:
+        """
+        aeron_subscription_image_at_index: a retained Image or None.
+        """
+    def image_by_session_id(self, session_id: typing.SupportsInt | typing.SupportsIndex) -> typing.Any:
+        """
+        aeron_subscription_image_by_session_id: a retained Image or None.
+        """
+    def images(self) -> list:
+        """
+        Retained Images, one per aeron_subscription_image_at_index.
+        """
+    def poll(self, handler: typing.Any, fragment_limit: typing.SupportsInt | typing.SupportsIndex, assembler: FragmentAssembler = None, with_header: bool = True) -> int:
+        """
+        aeron_subscription_controlled_poll, handler(data: bytes, header).
+        """
+    def poll_batch(self, fragment_limit: typing.SupportsInt | typing.SupportsIndex, assembler: FragmentAssembler = None) -> list:
+        """
+        aeron_subscription_controlled_poll collecting payloads into a list of bytes.
+        """
+    def resolved_endpoint(self) -> str:
+        """
+        aeron_subscription_resolved_endpoint
+        """
+    @property
+    def channel(self) -> str:
+        ...
+    @property
+    def channel_status(self) -> int:
+        """
+        aeron_subscription_channel_status
+        """
+    @property
+    def image_count(self) -> int:
+        """
+        aeron_subscription_image_count
+        """
+    @property
+    def is_closed(self) -> bool:
+        """
+        aeron_subscription_is_closed
+        """
+    @property
+    def is_connected(self) -> bool:
+        """
+        aeron_subscription_is_connected
+        """
+    @property
+    def registration_id(self) -> int:
+        ...
+    @property
+    def stream_id(self) -> int:
+        ...
+class BufferClaim:
+    """
+    aeron_buffer_claim_t
+    """
+    def abort(self) -> None:
+        """
+        aeron_buffer_claim_abort
+        """
+    def commit(self) -> None:
+        """
+        aeron_buffer_claim_commit
+        """
+    @property
+    def data(self) -> typing.Any:
+        """
+        Writable memoryview of the claimed space.
+        """
+    @property
+    def done(self) -> bool:
+        ...
+    @property
+    def length(self) -> int:
+        ...
+class AsyncDestination:
+    """
+    aeron_async_destination_t
+    """
+    def poll(self) -> bool:
+        """
+        aeron_publication_async_destination_poll: True when done.
+        """
+class Publication:
+    """
+    aeron_publication_t (thread-safe).
+    """
+    def async_add_destination(self, uri: str) -> AsyncDestination:
+        """
+        aeron_publication_async_add_destination (MDC manual control mode).
+        """
+    def async_remove_destination(self, uri: str) -> AsyncDestination:
+        """
+        aeron_publication_async_remove_destination
+        """
+    def close(self) -> None:
+        """
+        aeron_publication_close; idempotent.
+        """
+    def local_sockaddrs(self) -> list[str]:
+        """
+        aeron_publication_local_sockaddrs
+        """
+    def offer(self, buffer: typing.Any) -> int:
+        """
+        aeron_publication_offer: the new position (>0) or a negative result code. Zero-copy.
+        """
+    def try_claim(self, length: typing.SupportsInt | typing.SupportsIndex) -> tuple:
+        """
+        aeron_publication_try_claim: (result, BufferClaim or None).
+        """
+    @property
+    def channel(self) -> str:
+        ...
+    @property
+    def channel_status(self) -> int:
+        """
+        aeron_publication_channel_status
+        """
+    @property
+    def initial_term_id(self) -> int:
+        ...
+    @property
+    def is_closed(self) -> bool:
+        """
+        aeron_publication_is_closed
+        """
+    @property
+    def is_connected(self) -> bool:
+        """
+        aeron_publication_is_connected
+        """
+    @property
+    def max_message_length(self) -> int:
+        ...
+    @property
+    def max_payload_length(self) -> int:
+        ...
+    @property
+    def max_possible_position(self) -> int:
+        ...
+    @property
+    def original_registration_id(self) -> int:
+        ...
+    @property
+    def position(self) -> int:
+        """
+        aeron_publication_position
+        """
+    @property
+    def position_bits_to_shift(self) -> int:
+        ...
+    @property
+    def position_limit(self) -> int:
+        """
+        aeron_publication_position_limit
+        """
+    @property
+    def registration_id(self) -> int:
+        ...
+    @property
+    def session_id(self) -> int:
+        ...
+    @property
+    def stream_id(self) -> int:
+        ...
+    @property
+    def term_buffer_length(self) -> int:
+        ...
+class ExclusivePublication:
+    """
+    aeron_exclusive_publication_t (single writer).
+    """
+    def async_add_destination(self, uri: str) -> AsyncDestination:
+        """
+        aeron_publication_async_add_destination (MDC manual control mode).
+        """
+    def async_remove_destination(self, uri: str) -> AsyncDestination:
+        """
+        aeron_publication_async_remove_destination
+        """
+    def close(self) -> None:
+        """
+        aeron_publication_close; idempotent.
+        """
+    def local_sockaddrs(self) -> list[str]:
+        """
+        aeron_publication_local_sockaddrs
+        """
+    def offer(self, buffer: typing.Any) -> int:
+        """
+        aeron_publication_offer: the new position (>0) or a negative result code. Zero-copy.
+        """
+    def try_claim(self, length: typing.SupportsInt | typing.SupportsIndex) -> tuple:
+        """
+        aeron_publication_try_claim: (result, BufferClaim or None).
+        """
+    @property
+    def channel(self) -> str:
+        ...
+    @property
+    def channel_status(self) -> int:
+        """
+        aeron_publication_channel_status
+        """
+    @property
+    def initial_term_id(self) -> int:
+        ...
+    @property
+    def is_closed(self) -> bool:
+        """
+        aeron_publication_is_closed
+        """
+    @property
+    def is_connected(self) -> bool:
+        """
+        aeron_publication_is_connected
+        """
+    @property
+    def max_message_length(self) -> int:
+        ...
+    @property
+    def max_payload_length(self) -> int:
+        ...
+    @property
+    def max_possible_position(self) -> int:
+        ...
+    @property
+    def original_registration_id(self) -> int:
+        ...
+    @property
+    def position(self) -> int:
+        """
+        aeron_publication_position
+        """
+    @property
+    def position_bits_to_shift(self) -> int:
+        ...
+    @property
+    def position_limit(self) -> int:
+        """
+        aeron_publication_position_limit
+        """
+    @property
+    def registration_id(self) -> int:
+        ...
+    @property
+    def session_id(self) -> int:
+        ...
+    @property
+    def stream_id(self) -> int:
+        ...
+    @property
+    def term_buffer_length(self) -> int:
+        ...
+class CountersReader:
+    """
+    aeron_counters_reader_t
+    """
+    def counters(self) -> list:
+        """
+        aeron_counters_reader_foreach_counter: [(counter_id, type_id, label, value, key)].
+        """
+    def find_by_type_id_and_registration_id(self, type_id: typing.SupportsInt | typing.SupportsIndex, registration_id: typing.SupportsInt | typing.SupportsIndex) -> int:
+        """
+        aeron_counters_reader_find_by_type_id_and_registration_id
+        """
+    def label(self, counter_id: typing.SupportsInt | typing.SupportsIndex) -> str:
+        """
+        aeron_counters_reader_counter_label
+        """
+    def registration_id(self, counter_id: typing.SupportsInt | typing.SupportsIndex) -> int:
+        """
+        aeron_counters_reader_counter_registration_id
+        """
+    def state(self, counter_id: typing.SupportsInt | typing.SupportsIndex) -> int:
+        """
+        aeron_counters_reader_counter_state
+        """
+    def type_id(self, counter_id: typing.SupportsInt | typing.SupportsIndex) -> int:
+        """
+        aeron_counters_reader_counter_type_id
+        """
+    def value(self, counter_id: typing.SupportsInt | typing.SupportsIndex) -> int:
+        """
+        aeron_counters_reader_addr, read atomically.
+        """
+    @property
+    def max_counter_id(self) -> int:
+        """
+        aeron_counters_reader_max_counter_id
+        """
+class AsyncAddPublication:
+    """
+    aeron_async_add_publication_t
+    """
+    def poll(self) -> typing.Any:
+        """
+        The new handle, or None while the driver has not answered (aeron_async_add_*_poll).
+        """
+    @property
+    def registration_id(self) -> int:
+        ...
+class AsyncAddExclusivePublication:
+    """
+    aeron_async_add_exclusive_publication_t
+    """
+    def poll(self) -> typing.Any:
+        """
+        The new handle, or None while the driver has not answered (aeron_async_add_*_poll).
+        """
+    @property
+    def registration_id(self) -> int:
+        ...
+class AsyncAddSubscription:
+    """
+    aeron_async_add_subscription_t
+    """
+    def poll(self) -> typing.Any:
+        """
+        The new handle, or None while the driver has not answered (aeron_async_add_*_poll).
+        """
+    @property
+    def registration_id(self) -> int:
+        ...
+class Client:
+    """
+    aeron_t with its aeron_context_t (aeron_init + aeron_start).
+    """
+    def __init__(self, *, dir: str | None = None, driver_timeout_ms: typing.SupportsInt | typing.SupportsIndex | None = None, keepalive_interval_ns: typing.SupportsInt | typing.SupportsIndex | None = None, resource_linger_duration_ns: typing.SupportsInt | typing.SupportsIndex | None = None, idle_sleep_duration_ns: typing.SupportsInt | typing.SupportsIndex | None = None, pre_touch_mapped_memory: bool | None = None, use_conductor_agent_invoker: bool = False, client_name: str | None = None, error_handler: typing.Any = None) -> None:
+        ...
+    def async_add_exclusive_publication(self, channel: str, stream_id: typing.SupportsInt | typing.SupportsIndex) -> AsyncAddExclusivePublication:
+        """
+        aeron_async_add_exclusive_publication
+        """
+    def async_add_publication(self, channel: str, stream_id: typing.SupportsInt | typing.SupportsIndex) -> AsyncAddPublication:
+        """
+        aeron_async_add_publication
+        """
+    def async_add_subscription(self, channel: str, stream_id: typing.SupportsInt | typing.SupportsIndex, on_available_image: typing.Any = None, on_unavailable_image: typing.Any = None) -> AsyncAddSubscription:
+        """
+        aeron_async_add_subscription
+        """
+    def close(self) -> None:
+        """
+        aeron_close + aeron_context_close; idempotent.
+        """
+    def counters_reader(self) -> typing.Any:
+        """
+        aeron_counters_reader
+        """
+    def main_do_work(self) -> int:
+        """
+        aeron_main_do_work (conductor agent invoker mode).
+        """
+    def main_idle_strategy(self, work_count: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_main_idle_strategy (releases the GIL).
+        """
+    def next_correlation_id(self) -> int:
+        """
+        aeron_next_correlation_id
+        """
+    @property
+    def client_id(self) -> int:
+        """
+        aeron_client_id
+        """
+    @property
+    def dir(self) -> str:
+        """
+        aeron_context_get_dir
+        """
+    @property
+    def driver_timeout_ms(self) -> int:
+        """
+        aeron_context_get_driver_timeout_ms
+        """
+    @property
+    def is_closed(self) -> bool:
+        """
+        aeron_is_closed
+        """
+class DriverContext:
+    """
+    aeron_driver_context_t (aeron_driver_context_init).
+    """
+    def __init__(self) -> None:
+        ...
+    def get_client_liveness_timeout_ns(self) -> int:
+        """
+        aeron_driver_context_get_client_liveness_timeout_ns
+        """
+    def get_dir(self) -> str:
+        """
+        aeron_driver_context_get_dir
+        """
+    def get_dir_delete_on_shutdown(self) -> bool:
+        """
+        aeron_driver_context_get_dir_delete_on_shutdown
+        """
+    def get_driver_timeout_ms(self) -> int:
+        """
+        aeron_driver_context_get_driver_timeout_ms
+        """
+    def get_image_liveness_timeout_ns(self) -> int:
+        """
+        aeron_driver_context_get_image_liveness_timeout_ns
+        """
+    def get_ipc_term_buffer_length(self) -> int:
+        """
+        aeron_driver_context_get_ipc_term_buffer_length
+        """
+    def get_mtu_length(self) -> int:
+        """
+        aeron_driver_context_get_mtu_length
+        """
+    def get_publication_linger_timeout_ns(self) -> int:
+        """
+        aeron_driver_context_get_publication_linger_timeout_ns
+        """
+    def get_publication_reserved_session_id_high(self) -> int:
+        """
+        aeron_driver_context_get_publication_reserved_session_id_high
+        """
+    def get_publication_reserved_session_id_low(self) -> int:
+        """
+        aeron_driver_context_get_publication_reserved_session_id_low
+        """
+    def get_stream_session_limit(self) -> int:
+        """
+        aeron_driver_context_get_stream_session_limit
+        """
+    def get_term_buffer_length(self) -> int:
+        """
+        aeron_driver_context_get_term_buffer_length
+        """
+    def get_threading_mode(self) -> int:
+        ...
+    def set_client_liveness_timeout_ns(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_client_liveness_timeout_ns
+        """
+    def set_conductor_idle_strategy(self, value: str) -> None:
+        """
+        aeron_driver_context_set_conductor_idle_strategy
+        """
+    def set_conductor_idle_strategy_init_args(self, value: str) -> None:
+        """
+        aeron_driver_context_set_conductor_idle_strategy_init_args
+        """
+    def set_counters_buffer_length(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_counters_buffer_length
+        """
+    def set_dir(self, value: str) -> None:
+        """
+        aeron_driver_context_set_dir
+        """
+    def set_dir_delete_on_shutdown(self, value: bool) -> None:
+        """
+        aeron_driver_context_set_dir_delete_on_shutdown
+        """
+    def set_dir_delete_on_start(self, value: bool) -> None:
+        """
+        aeron_driver_context_set_dir_delete_on_start
+        """
+    def set_driver_timeout_ms(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_driver_timeout_ms
+        """
+    def set_error_buffer_length(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_error_buffer_length
+        """
+    def set_image_liveness_timeout_ns(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_image_liveness_timeout_ns
+        """
+    def set_ipc_mtu_length(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_ipc_mtu_length
+        """
+    def set_ipc_term_buffer_length(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_ipc_term_buffer_length
+        """
+    def set_loss_report_buffer_length(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_loss_report_buffer_length
+        """
+    def set_low_file_store_warning_threshold(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_low_file_store_warning_threshold
+        """
+    def set_mtu_length(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_mtu_length
+        """
+    def set_perform_storage_checks(self, value: bool) -> None:
+        """
+        aeron_driver_context_set_perform_storage_checks
+        """
+    def set_print_configuration(self, value: bool) -> None:
+        """
+        aeron_driver_context_set_print_configuration
+        """
+    def set_publication_connection_timeout_ns(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_publication_connection_timeout_ns
+        """
+    def set_publication_linger_timeout_ns(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_publication_linger_timeout_ns
+        """
+    def set_publication_reserved_session_id_high(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_publication_reserved_session_id_high
+        """
+    def set_publication_reserved_session_id_low(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_publication_reserved_session_id_low
+        """
+    def set_publication_unblock_timeout_ns(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_publication_unblock_timeout_ns
+        """
+    def set_rcv_initial_window_length(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_rcv_initial_window_length
+        """
+    def set_receiver_idle_strategy(self, value: str) -> None:
+        """
+        aeron_driver_context_set_receiver_idle_strategy
+        """
+    def set_receiver_idle_strategy_init_args(self, value: str) -> None:
+        """
+        aeron_driver_context_set_receiver_idle_strategy_init_args
+        """
+    def set_rejoin_stream(self, value: bool) -> None:
+        """
+        aeron_driver_context_set_rejoin_stream
+        """
+    def set_reliable_stream(self, value: bool) -> None:
+        """
+        aeron_driver_context_set_reliable_stream
+        """
+    def set_resource_free_limit(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_resource_free_limit
+        """
+    def set_sender_idle_strategy(self, value: str) -> None:
+        """
+        aeron_driver_context_set_sender_idle_strategy
+        """
+    def set_sender_idle_strategy_init_args(self, value: str) -> None:
+        """
+        aeron_driver_context_set_sender_idle_strategy_init_args
+        """
+    def set_shared_idle_strategy(self, value: str) -> None:
+        """
+        aeron_driver_context_set_shared_idle_strategy
+        """
+    def set_shared_idle_strategy_init_args(self, value: str) -> None:
+        """
+        aeron_driver_context_set_shared_idle_strategy_init_args
+        """
+    def set_sharednetwork_idle_strategy(self, value: str) -> None:
+        """
+        aeron_driver_context_set_sharednetwork_idle_strategy
+        """
+    def set_sharednetwork_idle_strategy_init_args(self, value: str) -> None:
+        """
+        aeron_driver_context_set_sharednetwork_idle_strategy_init_args
+        """
+    def set_socket_so_rcvbuf(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_socket_so_rcvbuf
+        """
+    def set_socket_so_sndbuf(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_socket_so_sndbuf
+        """
+    def set_spies_simulate_connection(self, value: bool) -> None:
+        """
+        aeron_driver_context_set_spies_simulate_connection
+        """
+    def set_stream_session_limit(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_stream_session_limit
+        """
+    def set_term_buffer_length(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_term_buffer_length
+        """
+    def set_term_buffer_sparse_file(self, value: bool) -> None:
+        """
+        aeron_driver_context_set_term_buffer_sparse_file
+        """
+    def set_tether_subscriptions(self, value: bool) -> None:
+        """
+        aeron_driver_context_set_tether_subscriptions
+        """
+    def set_threading_mode(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_threading_mode
+        """
+    def set_timer_interval_ns(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_timer_interval_ns
+        """
+class Driver:
+    """
+    aeron_driver_t (aeron_driver_init + aeron_driver_start).
+    """
+    def __init__(self, context: DriverContext, manual_main_loop: bool = False) -> None:
+        ...
+    def close(self) -> None:
+        """
+        aeron_driver_close + aeron_driver_context_close; idempotent.
+        """
+    def do_work(self) -> int:
+        """
+        aeron_driver_main_do_work (INVOKER threading mode).
+        """
+    def idle(self, work_count: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_main_idle_strategy (releases the GIL).
+        """
+    @property
+    def is_closed(self) -> bool:
+        ...
+class Cnc:
+    """
+    aeron_cnc_t: a media driver's CnC file, mapped read-only.
+    """
+    def __init__(self, dir: str, timeout_ms: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_cnc_init (releases the GIL while waiting for the file).
+        """
+    def close(self) -> None:
+        """
+        aeron_cnc_close; idempotent.
+        """
+    def constants(self) -> dict:
+        """
+        aeron_cnc_constants
+        """
+    def counters_reader(self) -> typing.Any:
+        """
+        aeron_cnc_counters_reader
+        """
+    def error_log(self, since_timestamp_ms: typing.SupportsInt | typing.SupportsIndex = 0) -> list:
+        """
+        aeron_cnc_error_log_read
+        """
+    def loss_report(self) -> list:
+        """
+        aeron_cnc_loss_reporter_read
+        """
+    def to_driver_heartbeat(self) -> int:
+        """
+        aeron_cnc_to_driver_heartbeat (epoch ms).
+        """
+    @property
+    def filename(self) -> str:
+        """
+        aeron_cnc_filename
+        """
+class IdleStrategy:
+    """
+    An Aeron idle strategy (aeron_idle_strategy_load).
+    """
+    def __init__(self, name: str, init_args: str = '') -> None:
+        ...
+    def idle(self, work_count: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Idle after a duty cycle that did `work_count` work (releases the GIL).
+        """
+    @property
+    def name(self) -> str:
+        ...
+def default_path() -> str:
+    """
+    aeron_default_path
+    """
+def epoch_clock() -> int:
+    """
+    aeron_epoch_clock
+    """
+def errcode() -> int:
+    """
+    aeron_errcode(): the last error code on this thread.
+    """
+def errmsg() -> str:
+    """
+    aeron_errmsg(): the last error message on this thread.
+    """
+def is_driver_active(dir: str, timeout_ms: typing.SupportsInt | typing.SupportsIndex) -> bool:
+    """
+    aeron_is_driver_active (releases the GIL).
+    """
+def nano_clock() -> int:
+    """
+    aeron_nano_clock
+    """
+def version_full() -> str:
+    """
+    aeron_version_full
+    """
+def version_gitsha() -> str:
+    """
+    aeron_version_gitsha
+    """
+def version_text() -> str:
+    """
+    aeron_version_text
+    """
+ACTION_ABORT: int = 1
+ACTION_BREAK: int = 2
+ACTION_COMMIT: int = 3
+ACTION_CONTINUE: int = 4
+ADMIN_ACTION: int = -3
+BACK_PRESSURED: int = -2
+COUNTER_RECORD_ALLOCATED: int = 1
+MAX_POSITION_EXCEEDED: int = -5
+NOT_CONNECTED: int = -1
+PUBLICATION_CLOSED: int = -4
+PUBLICATION_ERROR: int = -6
+THREADING_MODE_DEDICATED: int = 0
+THREADING_MODE_INVOKER: int = 3
+THREADING_MODE_SHARED: int = 2
+THREADING_MODE_SHARED_NETWORK: int = 1
