@@ -17,10 +17,13 @@ import tempfile
 import uuid
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _aeron
 from .errors import AeronError
+
+if TYPE_CHECKING:
+    from .stat import DriverStat
 
 logger = logging.getLogger(__name__)
 
@@ -155,6 +158,3 @@ def _close_live_drivers() -> None:
     for driver in list(_live):
         driver.close()
 
-
-if False:  # typing only
-    from .stat import DriverStat  # noqa: F401
