@@ -13,6 +13,16 @@ struct Header {
     int64_t position = 0;
 };
 
+// Moves the pending Python exception into the context (re-raised by run_poll).
+void capture_error(PollContext *context) {
+    context->failed = true;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    context->error_type = py::reinterpret_steal<py::object>(type);
+    context->error_value = py::reinterpret_steal<py::object>(value);
+    context->error_tb = py::reinterpret_steal<py::object>(tb);
+}
+
 }  // namespace
 
 aeron_controlled_fragment_handler_action_t on_fragment(void *clientd, const uint8_t *buffer, size_t length,
@@ -21,12 +31,7 @@ aeron_controlled_fragment_handler_action_t on_fragment(void *clientd, const uint
     if (context->failed) return AERON_ACTION_ABORT;
     PyObject *data = PyBytes_FromStringAndSize(reinterpret_cast<const char *>(buffer), static_cast<Py_ssize_t>(length));
     if (data == nullptr) {
-        context->failed = true;
-        PyObject *type, *value, *tb;
-        PyErr_Fetch(&type, &value, &tb);
-        context->error_type = py::reinterpret_steal<py::object>(type);
-        context->error_value = py::reinterpret_steal<py::object>(value);
-        context->error_tb = py::reinterpret_steal<py::object>(tb);
+        capture_error(context);
         return AERON_ACTION_ABORT;
     }
     if (context->batch != nullptr) {
@@ -66,12 +71,7 @@ aeron_controlled_fragment_handler_action_t on_fragment(void *clientd, const uint
     }
     // The handler raised: this fragment counts as delivered, polling stops (BREAK), and the
     // exception is re-raised by run_poll. Later fragments stay in the log for the next poll.
-    context->failed = true;
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
-    context->error_type = py::reinterpret_steal<py::object>(type);
-    context->error_value = py::reinterpret_steal<py::object>(value);
-    context->error_tb = py::reinterpret_steal<py::object>(tb);
+    capture_error(context);
     return AERON_ACTION_BREAK;
 }
 

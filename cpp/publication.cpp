@@ -21,6 +21,7 @@ struct ConcurrentTraits {
     static constexpr auto add_destination = aeron_publication_async_add_destination;
     static constexpr auto remove_destination = aeron_publication_async_remove_destination;
     static constexpr auto local_sockaddrs = aeron_publication_local_sockaddrs;
+    static constexpr auto destination_poll = aeron_publication_async_destination_poll;
     using Constants = aeron_publication_constants_t;
 };
 
@@ -38,6 +39,7 @@ struct ExclusiveTraits {
     static constexpr auto add_destination = aeron_exclusive_publication_async_add_destination;
     static constexpr auto remove_destination = aeron_exclusive_publication_async_remove_destination;
     static constexpr auto local_sockaddrs = aeron_exclusive_publication_local_sockaddrs;
+    static constexpr auto destination_poll = aeron_exclusive_publication_async_destination_poll;
     using Constants = aeron_publication_constants_t;
 };
 
@@ -89,30 +91,6 @@ private:
     aeron_buffer_claim_t claim_;
     py::object view_;
     bool done_ = false;
-};
-
-class AsyncDestination {
-public:
-    AsyncDestination(std::shared_ptr<ClientState> client, aeron_async_destination_t *async)
-        : client_(std::move(client)), async_(async) {}
-
-    // True once the driver acknowledged (aeron_*_async_destination_poll).
-    bool poll() {
-        if (async_ == nullptr) return true;
-        client_->check_open();
-        const int rc = aeron_publication_async_destination_poll(async_);
-        if (rc < 0) {
-            async_ = nullptr;
-            throw_aeron_error("aeron_async_destination_poll");
-        }
-        if (rc == 0) return false;
-        async_ = nullptr;
-        return true;
-    }
-
-private:
-    std::shared_ptr<ClientState> client_;
-    aeron_async_destination_t *async_;
 };
 
 struct BufferView {
@@ -172,7 +150,7 @@ public:
         aeron_async_destination_t *async = nullptr;
         if (Traits::add_destination(&async, client_->aeron, handle_, uri.c_str()) < 0)
             throw_aeron_error("aeron_publication_async_add_destination");
-        return {client_, async};
+        return {client_, async, Traits::destination_poll};
     }
 
     AsyncDestination remove_destination(const std::string &uri) {
@@ -180,7 +158,7 @@ public:
         aeron_async_destination_t *async = nullptr;
         if (Traits::remove_destination(&async, client_->aeron, handle_, uri.c_str()) < 0)
             throw_aeron_error("aeron_publication_async_remove_destination");
-        return {client_, async};
+        return {client_, async, Traits::destination_poll};
     }
 
     std::vector<std::string> local_sockaddrs() {
@@ -274,7 +252,7 @@ void init_publication(py::module_ &m) {
         .def("commit", &BufferClaim::commit, "aeron_buffer_claim_commit")
         .def("abort", &BufferClaim::abort, "aeron_buffer_claim_abort");
     py::class_<AsyncDestination>(m, "AsyncDestination", "aeron_async_destination_t")
-        .def("poll", &AsyncDestination::poll, "aeron_publication_async_destination_poll: True when done.");
+        .def("poll", &AsyncDestination::poll, "aeron_*_async_destination_poll: True when done.");
     bind_publication<ConcurrentTraits>(m, "Publication", "aeron_publication_t (thread-safe).");
     bind_publication<ExclusiveTraits>(m, "ExclusivePublication", "aeron_exclusive_publication_t (single writer).");
 

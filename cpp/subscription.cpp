@@ -26,29 +26,6 @@ void SubState::check_open() const {
 
 namespace {
 
-class AsyncSubscriptionDestination {
-public:
-    AsyncSubscriptionDestination(std::shared_ptr<ClientState> client, aeron_async_destination_t *async)
-        : client_(std::move(client)), async_(async) {}
-
-    bool poll() {
-        if (async_ == nullptr) return true;
-        client_->check_open();
-        const int rc = aeron_subscription_async_destination_poll(async_);
-        if (rc < 0) {
-            async_ = nullptr;
-            throw_aeron_error("aeron_subscription_async_destination_poll");
-        }
-        if (rc == 0) return false;
-        async_ = nullptr;
-        return true;
-    }
-
-private:
-    std::shared_ptr<ClientState> client_;
-    aeron_async_destination_t *async_;
-};
-
 class Subscription {
 public:
     Subscription(const std::shared_ptr<ClientState> &client, aeron_subscription_t *subscription)
@@ -120,22 +97,22 @@ public:
         return result;
     }
 
-    AsyncSubscriptionDestination add_destination(const std::string &uri) {
+    AsyncDestination add_destination(const std::string &uri) {
         state_->check_open();
         aeron_async_destination_t *async = nullptr;
         if (aeron_subscription_async_add_destination(&async, state_->client->aeron, state_->subscription,
                                                      uri.c_str()) < 0)
             throw_aeron_error("aeron_subscription_async_add_destination");
-        return {state_->client, async};
+        return {state_->client, async, aeron_subscription_async_destination_poll};
     }
 
-    AsyncSubscriptionDestination remove_destination(const std::string &uri) {
+    AsyncDestination remove_destination(const std::string &uri) {
         state_->check_open();
         aeron_async_destination_t *async = nullptr;
         if (aeron_subscription_async_remove_destination(&async, state_->client->aeron, state_->subscription,
                                                         uri.c_str()) < 0)
             throw_aeron_error("aeron_subscription_async_remove_destination");
-        return {state_->client, async};
+        return {state_->client, async, aeron_subscription_async_destination_poll};
     }
 
     int64_t channel_status() {
@@ -196,8 +173,6 @@ py::object make_subscription(const std::shared_ptr<ClientState> &client, aeron_s
 }
 
 void init_subscription(py::module_ &m) {
-    py::class_<AsyncSubscriptionDestination>(m, "AsyncSubscriptionDestination", "aeron_async_destination_t")
-        .def("poll", &AsyncSubscriptionDestination::poll, "aeron_subscription_async_destination_poll: True when done.");
     py::class_<Subscription>(m, "Subscription", "aeron_subscription_t (not thread-safe).")
         .def("poll",
              [](Subscription &s, py::object handler, int limit, FragmentAssembler *assembler, bool with_header) {
