@@ -1,0 +1,258 @@
+"""Telemetry schema, EventWriter and the tolerant reader (no Spark)."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from pathlib import Path
+
+import pytest
+
+from aeron_py.telemetry import events as schema
+from aeron_py.telemetry.events import KIND_FIELDS, SCHEMA_VERSION, EventError, make_event
+from aeron_py.telemetry.reader import ReadStats, read_events
+from aeron_py.telemetry.writer import EventWriter, EventWriterError
+
+pytestmark = pytest.mark.timeout(30)
+
+COMMON = {"source": "server", "server_id": "echo-1"}
+EXAMPLES: dict[str, dict] = {
+    "hello": {"initial_session": -5, "ip": "198.51.100.1", "port": 40000, "key_valid": True},
+    "reject": {"initial_session": -5, "ip": "198.51.100.1", "reason": "server_full"},
+    "duologue_created": {"session": 7, "owner_ip": "198.51.100.1", "data_port": 9010, "control_port": 9011},
+    "client_connected": {"session": 7, "ip": "198.51.100.2", "wrong_ip": True},
+    "bad_message": {"session": None, "ip": "198.51.100.1", "where": "initial"},
+    "duologue_closed": {
+        "session": 7, "owner_ip": "198.51.100.1", "reason": "idle", "lifetime_s": 12.5,
+        "msgs_in": 3, "msgs_out": 3, "bytes_in": 63, "bytes_out": 63,
+    },
+    "blocklist_hit": {"ip": "203.0.113.9", "rule": "203.0.113.0/24"},
+    "driver_snapshot": {
+        "counters": {"Bytes sent": 10},
+        "new_loss": [{
+            "observation_count": 1, "total_bytes_lost": 1408, "first_observation_ts": 1.0,
+            "last_observation_ts": 2.0, "session_id": 9, "stream_id": 541388802,
+            "channel": "aeron:udp?endpoint=0.0.0.0:9010", "source": "10.0.0.1:40000",
+        }],
+        "new_errors": [{"observation_count": 2, "first_observation_ts": 1.0, "last_observation_ts": 3.0,
+                        "message": "boom"}],
+    },
+    "rtt_sample": {"client_ip": "2001:db8::1", "rtt_us": 512, "seq": 0},
+}
+
+
+# -- schema ---------------------------------------------------------------------------
+
+def test_every_kind_has_an_example_and_is_documented() -> None:
+    assert set(EXAMPLES) == set(KIND_FIELDS)
+    for kind, fields in KIND_FIELDS.items():
+        assert f"``{kind}``" in schema.__doc__
+        for field in fields:
+            assert f"``{field.name}``" in schema.__doc__, (kind, field.name)
+
+
+@pytest.mark.parametrize("kind", sorted(EXAMPLES))
+def test_make_event_orders_and_fills_common_fields(kind: str) -> None:
+    event = make_event(kind, ts=1.25, **COMMON, **EXAMPLES[kind])
+    assert list(event)[:5] == ["schema_version", "ts", "kind", "source", "server_id"]
+    assert event["schema_version"] == SCHEMA_VERSION and event["kind"] == kind and event["ts"] == 1.25
+    assert {k: event[k] for k in EXAMPLES[kind]} == EXAMPLES[kind]
+
+
+def test_make_event_defaults_ts_to_now() -> None:
+    import time
+
+    before = time.time()
+    event = make_event("blocklist_hit", **COMMON, ip="1.2.3.4", rule="1.2.3.4")
+    assert before <= event["ts"] <= time.time()
+
+
+@pytest.mark.parametrize(
+    ("kind", "change", "message"),
+    [
+        ("nope", {}, "unknown event kind 'nope'"),
+        ("hello", {"ip": None}, "hello event: field 'ip' must not be null"),
+        ("hello", {"port": "40000"}, "field 'port' must be int"),
+        ("hello", {"port": True}, "field 'port' must be int"),
+        ("hello", {"key_valid": 1}, "field 'key_valid' must be bool"),
+        ("hello", {"extra": 1}, "unknown field(s) extra"),
+        ("reject", {"reason": "server full"}, "field 'reason' must be one of bad_message"),
+        ("bad_message", {"where": "elsewhere"}, "field 'where' must be one of initial, duologue"),
+        ("duologue_closed", {"lifetime_s": float("nan")}, "must be finite"),
+        ("driver_snapshot", {"counters": {"x": 1.5}}, "entry 'x' must map a string to int"),
+        ("driver_snapshot", {"new_errors": [{"message": "m"}]}, "new_errors'[0]: missing field 'observation_count'"),
+    ],
+)
+def test_make_event_rejects_bad_input_with_a_clear_message(kind: str, change: dict, message: str) -> None:
+    fields = {**EXAMPLES.get(kind, {}), **change}
+    with pytest.raises(EventError) as info:
+        make_event(kind, **COMMON, **fields)
+    assert message in str(info.value)
+
+
+def test_make_event_requires_every_field_and_the_current_version() -> None:
+    fields = dict(EXAMPLES["hello"])
+    del fields["key_valid"]
+    with pytest.raises(EventError, match="missing field 'key_valid'"):
+        make_event("hello", **COMMON, **fields)
+    with pytest.raises(EventError, match="missing field 'server_id'"):
+        make_event("hello", source="server", **EXAMPLES["hello"])
+    with pytest.raises(EventError, match="schema_version 2"):
+        make_event("hello", schema_version=2, **COMMON, **EXAMPLES["hello"])
+
+
+# -- writer ---------------------------------------------------------------------------
+
+def _lines(directory: Path) -> list[dict]:
+    return [json.loads(line) for p in sorted(directory.glob("*.jsonl")) for line in p.read_text().splitlines()]
+
+
+def test_writer_appends_one_flushed_line_per_event(tmp_path: Path) -> None:
+    with EventWriter(tmp_path / "new" / "dir", source="server", server_id="s1") as writer:
+        written = writer.emit("hello", ts=2.0, **EXAMPLES["hello"])
+        # Flushed per line: visible to a reader before close.
+        on_disk = writer.files[0].read_bytes()
+        assert on_disk.endswith(b"\n") and json.loads(on_disk) == written
+        writer.emit("rtt_sample", ts=3.0, **EXAMPLES["rtt_sample"])
+    events = _lines(tmp_path / "new" / "dir")
+    assert [e["kind"] for e in events] == ["hello", "rtt_sample"]
+    assert all(e["source"] == "server" and e["server_id"] == "s1" for e in events)
+    assert re.fullmatch(r"events-\d{13}-000000\.jsonl", writer.files[0].name)
+
+
+def test_writer_rotates_by_size(tmp_path: Path) -> None:
+    line = len(json.dumps(make_event("rtt_sample", ts=1.0, **COMMON, **EXAMPLES["rtt_sample"]),
+                          separators=(",", ":"))) + 1
+    with EventWriter(tmp_path, source="server", server_id="echo-1", max_bytes=3 * line, prefix="load") as writer:
+        for seq in range(10):
+            writer.emit("rtt_sample", ts=1.0, client_ip="2001:db8::1", rtt_us=512, seq=seq)
+    files = sorted(tmp_path.glob("*.jsonl"))
+    assert [p.name for p in files] == [p.name for p in writer.files]
+    assert [len(p.read_text().splitlines()) for p in files] == [3, 3, 3, 1]
+    assert all(p.stat().st_size <= 3 * line for p in files)
+    assert [f.name.rsplit("-", 1)[1] for f in files] == [f"{n:06d}.jsonl" for n in range(4)]
+    assert [e["seq"] for e in _lines(tmp_path)] == list(range(10))
+
+
+def test_oversized_event_is_written_alone(tmp_path: Path) -> None:
+    with EventWriter(tmp_path, source="server", server_id="echo-1", max_bytes=10) as writer:
+        writer.emit("blocklist_hit", ts=1.0, ip="1.2.3.4", rule="1.2.3.4")
+        writer.emit("blocklist_hit", ts=2.0, ip="1.2.3.5", rule="1.2.3.5")
+    assert [len(p.read_text().splitlines()) for p in writer.files] == [1, 1]
+
+
+def test_writer_is_thread_safe(tmp_path: Path) -> None:
+    threads, per_thread = 4, 250
+    with EventWriter(tmp_path, source="load", server_id="echo-1", max_bytes=4096) as writer:
+        def work(n: int) -> None:
+            for seq in range(per_thread):
+                writer.emit("rtt_sample", ts=1.0, client_ip=f"10.0.0.{n}", rtt_us=100, seq=seq)
+
+        workers = [threading.Thread(target=work, args=(n,)) for n in range(threads)]
+        for t in workers:
+            t.start()
+        for t in workers:
+            t.join(timeout=20)
+        assert not any(t.is_alive() for t in workers)
+    events = _lines(tmp_path)  # every line parses: no interleaved writes
+    assert len(events) == threads * per_thread
+    for n in range(threads):
+        assert sorted(e["seq"] for e in events if e["client_ip"] == f"10.0.0.{n}") == list(range(per_thread))
+
+
+def test_close_is_idempotent_and_emit_after_close_fails(tmp_path: Path) -> None:
+    writer = EventWriter(tmp_path, source="server", server_id="echo-1")
+    writer.close()
+    writer.close()
+    with pytest.raises(ValueError, match="closed"):
+        writer.emit("blocklist_hit", ip="1.2.3.4", rule="1.2.3.4")
+
+
+def test_invalid_event_is_not_written(tmp_path: Path) -> None:
+    with EventWriter(tmp_path, source="server", server_id="echo-1") as writer:
+        with pytest.raises(EventError):
+            writer.emit("hello", ip="1.2.3.4")
+    assert writer.files[0].read_bytes() == b""
+
+
+def test_unwritable_directory_names_the_path(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    target = blocker / "telemetry"
+    with pytest.raises(EventWriterError) as info:
+        EventWriter(target, source="server", server_id="echo-1")
+    assert str(target) in str(info.value)
+
+
+def test_writers_sharing_a_name_stem_never_overwrite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import aeron_py.telemetry.writer as writer_module
+
+    monkeypatch.setattr(writer_module.time, "time", lambda: 1000.0)  # same <start-ts> for both
+    with EventWriter(tmp_path, source="server", server_id="a") as a, \
+            EventWriter(tmp_path, source="server", server_id="b") as b:
+        a.emit("blocklist_hit", ts=1.0, ip="1.2.3.4", rule="x")
+        b.emit("blocklist_hit", ts=1.0, ip="1.2.3.5", rule="x")
+    assert [p.name for p in a.files + b.files] == ["events-1000000-000000.jsonl", "events-1000000-000001.jsonl"]
+    assert sorted(e["server_id"] for e in _lines(tmp_path)) == ["a", "b"]
+
+
+# -- reader ---------------------------------------------------------------------------
+
+def _write(path: Path, text: str) -> None:
+    path.write_bytes(text.encode("utf-8"))
+
+
+def _event_line(seq: int) -> str:
+    return json.dumps(make_event("rtt_sample", ts=float(seq), **COMMON, client_ip="10.0.0.1", rtt_us=5, seq=seq))
+
+
+def test_reader_skips_and_counts_a_torn_last_line(tmp_path: Path) -> None:
+    _write(tmp_path / "events-1-000000.jsonl", _event_line(0) + "\n" + _event_line(1) + "\n" + '{"schema_ver')
+    _write(tmp_path / "events-1-000001.jsonl", _event_line(2) + "\n")
+    stats = ReadStats()
+    assert [e["seq"] for e in read_events(tmp_path, stats)] == [0, 1, 2]
+    assert stats == ReadStats(files=2, lines=4, events=3, torn_last_lines=1, malformed_lines=0)
+
+
+def test_reader_accepts_a_complete_last_line_without_newline(tmp_path: Path) -> None:
+    _write(tmp_path / "a.jsonl", _event_line(0) + "\n" + _event_line(1))
+    stats = ReadStats()
+    assert [e["seq"] for e in read_events(tmp_path, stats)] == [0, 1]
+    assert stats.torn_last_lines == 0 and stats.events == 2
+
+
+def test_reader_counts_malformed_lines_and_goes_on(tmp_path: Path) -> None:
+    bad = [
+        "not json",
+        "[1, 2]",
+        '{"kind": "hello"}',  # no ts
+        '{"kind": 5, "ts": 1.0}',
+        '{"kind": "hello", "ts": true}',
+        "",
+    ]
+    text = "\n".join([_event_line(0), *bad, _event_line(1)]) + "\n"
+    _write(tmp_path / "a.jsonl", text)
+    (tmp_path / "b.jsonl").write_bytes(b"\xff\xfe\n" + (_event_line(2) + "\n").encode())
+    (tmp_path / "ignored.txt").write_text("not an event file\n")
+    stats = ReadStats()
+    assert [e["seq"] for e in read_events(tmp_path, stats)] == [0, 1, 2]
+    assert stats == ReadStats(files=2, lines=len(bad) + 4, events=3, torn_last_lines=0, malformed_lines=len(bad) + 1)
+
+
+def test_reader_passes_unknown_kinds_and_fields_through(tmp_path: Path) -> None:
+    _write(tmp_path / "a.jsonl", '{"kind": "future_kind", "ts": 5, "new_field": [1]}\n')
+    assert list(read_events(tmp_path)) == [{"kind": "future_kind", "ts": 5, "new_field": [1]}]
+
+
+def test_reader_round_trips_the_writer(tmp_path: Path) -> None:
+    with EventWriter(tmp_path, source="server", server_id="echo-1", max_bytes=600) as writer:
+        written = [writer.emit(kind, ts=float(i), **EXAMPLES[kind]) for i, kind in enumerate(sorted(EXAMPLES))]
+    stats = ReadStats()
+    assert list(read_events(tmp_path, stats)) == written
+    assert stats.files == len(writer.files) > 1 and stats.malformed_lines == stats.torn_last_lines == 0
+
+
+def test_reader_missing_directory_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="telemetry directory not found"):
+        list(read_events(tmp_path / "missing"))
