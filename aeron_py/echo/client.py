@@ -1,0 +1,373 @@
+"""Echo 2.0 client glue: Aeron channels around :class:`~.client_core.EchoClientCore`.
+
+:class:`EchoClient` is a step-driven state machine so one thread can drive many
+clients (the load tool does); :meth:`EchoClient.run` drives one to completion.
+
+Phases: ``join`` (initial publication and subscription connecting) -> ``hello``
+(``HELLO <key>`` re-sent every ``hello_interval`` s until a CONNECT or ERROR for our
+session arrives) -> ``duologue`` (duologue channels connecting) -> ``echo`` (``count``
+echoes, each checked equal, ``interval`` s apart) -> done.  Every wait is bounded by
+``timeout`` seconds without progress; a server ERROR fails at once with its reason.
+
+URIs are those of echo2.md §2, plus ``term-length`` on our publications (local only).
+``interface`` binds our publications to a local address (e.g. ``127.0.0.2``) so the
+server sees that source IP.  Aeron's own ``interface=`` parameter only accepts
+addresses configured on a network interface, so a publication with an ``interface``
+is an MDC publication in manual mode whose control address is ``<interface>:0`` (the
+local socket) with the server endpoint as its one destination: the wire traffic is
+the same as a plain unicast publication's.
+"""
+from __future__ import annotations
+
+import logging
+import random
+import socket
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from ..channel import ChannelUri
+from ..client import Aeron
+from ..driver import MediaDriver
+from ..errors import AeronError, OfferError
+from ..idle import BackoffIdleStrategy
+from ..publication import ExclusivePublication
+from ..subscription import Subscription
+from .client_core import EchoClientCore, Failed, OpenDuologue, random_payload
+from .protocol import STREAM_ID, Echoed
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_TERM_LENGTH = 64 * 1024
+_LINGER_NS = 100_000_000
+_CLOSE_LINGER = 0.15  # s the embedded driver stays up after close, to send end-of-stream
+
+#: Exit codes of :attr:`EchoResult.exit_code`.
+EXIT_OK, EXIT_SERVER_ERROR, EXIT_FAILED = 0, 1, 3
+
+
+class Phase(Enum):
+    JOIN = "join"
+    HELLO = "hello"
+    DUOLOGUE = "duologue"
+    ECHO = "echo"
+    DONE = "done"
+
+
+@dataclass(frozen=True)
+class EchoResult:
+    """How a client run ended.  Times are seconds."""
+
+    ok: bool
+    echoes: int
+    rtts: tuple[float, ...] = ()
+    handshake: float | None = None  # first HELLO sent -> CONNECT received
+    reason: str | None = None
+    server_reason: str | None = None  # the server's ERROR text
+    session_id: int | None = None  # the duologue session
+    source_ip: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        if self.ok:
+            return EXIT_OK
+        return EXIT_SERVER_ERROR if self.server_reason is not None else EXIT_FAILED
+
+
+class EchoClientError(Exception):
+    """A client run failed; ``result`` says how."""
+
+    def __init__(self, result: EchoResult) -> None:
+        super().__init__(result.reason)
+        self.result = result
+
+
+def publication_channel(address: str, port: int, *, session_id: int | None = None, interface: str | None = None,
+                        term_length: int | None = None) -> tuple[ChannelUri, ChannelUri | None]:
+    """A client publication to ``address:port``: its URI, and the destination to add to
+    it when it sends from ``interface`` (a manual-MDC publication, see the module docstring)."""
+    if interface is None:
+        return ChannelUri.udp(endpoint=(address, port), reliable=True, session_id=session_id,
+                              term_length=term_length), None
+    uri = ChannelUri.udp(control=(interface, 0), control_mode="manual", reliable=True, session_id=session_id,
+                         term_length=term_length)
+    return uri, ChannelUri.udp(endpoint=(address, port))
+
+
+def _payload(message: bytes | str | None) -> bytes | None:
+    if message is None or isinstance(message, bytes):
+        return message
+    return message.encode("utf-8")
+
+
+@dataclass
+class _Echoing:
+    sent_at: deque[float] = field(default_factory=deque)
+    unsent: bytes | None = None
+    next_send: float = 0.0
+    sent: int = 0
+    rtts: list[float] = field(default_factory=list)
+
+
+class EchoClient:
+    """One Echo 2.0 client.  Pass ``aeron`` to share a client/driver (e.g. many clients
+    in one process); otherwise it embeds its own media driver (no reserved session
+    range, echo2.md §4.1) and an Aeron client in conductor-invoker mode.
+    """
+
+    def __init__(self, address: str, port: int, control_port: int, *, count: int = 5,
+                 interval: float = 0.0, message: bytes | str | None = None, timeout: float = 10.0,
+                 interface: str | None = None, hello_interval: float = 1.0,
+                 term_length: int = DEFAULT_TERM_LENGTH, aeron: Aeron | None = None,
+                 dir: str | None = None, rng: random.Random | None = None) -> None:
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ValueError(f"count must be an int >= 0, got {count!r}")
+        for name, value in (("interval", interval), ("hello_interval", hello_interval)):
+            if not value >= 0:
+                raise ValueError(f"{name} must be >= 0 seconds, got {value!r}")
+        self.address, self.port, self.control_port = address, port, control_port
+        self.count, self.interval, self.hello_interval = count, interval, hello_interval
+        self.timeout, self.interface, self.term_length = timeout, interface, term_length
+        self._message = _payload(message)
+        self._rng = rng
+        self._core = EchoClientCore(timeout=timeout, rng=rng)
+        self._shared = aeron
+        self._dir = dir
+        self._driver: MediaDriver | None = None
+        self._aeron: Aeron | None = aeron
+        self._owned: list[Any] = []  # publications/subscriptions to close
+        self._initial_pub: ExclusivePublication | None = None
+        self._initial_sub: Subscription | None = None
+        self._pub: ExclusivePublication | None = None
+        self._sub: Subscription | None = None
+        self.phase = Phase.JOIN
+        self._phase_deadline = 0.0
+        self._next_hello = 0.0
+        self._first_hello: float | None = None
+        self._handshake: float | None = None
+        self._echoing = _Echoing()
+        self._result: EchoResult | None = None
+
+    # ---- views
+
+    @property
+    def result(self) -> EchoResult | None:
+        """None while running."""
+        return self._result
+
+    @property
+    def finished(self) -> bool:
+        return self._result is not None
+
+    @property
+    def source_ip(self) -> str:
+        """The address the server sees: ``interface``, else the kernel's route choice."""
+        if self.interface is not None:
+            return self.interface
+        family = socket.AF_INET6 if ":" in self.address else socket.AF_INET
+        with socket.socket(family, socket.SOCK_DGRAM) as probe:  # connect() sends nothing
+            probe.connect((self.address, self.port))
+            return str(probe.getsockname()[0])
+
+    # ---- lifecycle
+
+    def open(self, now: float | None = None) -> "EchoClient":
+        """Start the driver (if embedded) and the initial channels."""
+        now = time.monotonic() if now is None else now
+        if self._aeron is None:
+            cleanup = {} if self._dir is None else {"dir_delete_on_start": True, "dir_delete_on_shutdown": True}
+            self._driver = MediaDriver(self._dir, publication_linger_timeout_ns=_LINGER_NS, **cleanup)
+            self._aeron = Aeron(driver=self._driver, use_conductor_agent_invoker=True, client_name="echo-client")
+        self._initial_pub = self._publication(self.port, None)
+        self._initial_sub = self._subscription(self.control_port, None)
+        self._core.set_initial_session(self._initial_pub.session_id)
+        self._phase_deadline = now + self.timeout
+        return self
+
+    def close(self) -> None:
+        """Close channels, then the embedded client and driver.  Idempotent."""
+        owned, self._owned = self._owned, []
+        for resource in reversed(owned):
+            resource.close()
+        if self._shared is None and self._aeron is not None:
+            if owned and not self._aeron.is_closed:
+                self._linger()
+            self._aeron.close()
+        if self._driver is not None:
+            self._driver.close()
+
+    def _linger(self) -> None:
+        """Keep the embedded driver up briefly so closed publications send end-of-stream
+        (the server then frees the duologue at once instead of after image liveness)."""
+        assert self._aeron is not None
+        deadline = time.monotonic() + _CLOSE_LINGER
+        while time.monotonic() < deadline:
+            self._aeron.do_work()
+            time.sleep(0.005)
+
+    def __enter__(self) -> "EchoClient":
+        return self.open()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def run(self) -> EchoResult:
+        """Open, step until finished (idling between steps), close; never raises on
+        protocol failures (see :attr:`EchoResult.ok`)."""
+        idle = BackoffIdleStrategy(max_park_ns=1_000_000)
+        try:
+            self.open()
+            while not self.finished:
+                idle.idle(self.step())
+        finally:
+            self.close()
+        assert self._result is not None
+        return self._result
+
+    # ---- channels
+
+    def _publication(self, port: int, session_id: int | None) -> ExclusivePublication:
+        assert self._aeron is not None
+        uri, destination = publication_channel(self.address, port, session_id=session_id,
+                                               interface=self.interface, term_length=self.term_length)
+        pub = self._aeron.add_exclusive_publication(uri, STREAM_ID)
+        self._owned.append(pub)
+        if destination is not None:
+            pub.add_destination(destination)
+        return pub
+
+    def _subscription(self, control_port: int, session_id: int | None) -> Subscription:
+        assert self._aeron is not None
+        sub = self._aeron.add_subscription(ChannelUri.udp(
+            control=(self.address, control_port), control_mode="dynamic", reliable=True,
+            session_id=session_id), STREAM_ID)
+        self._owned.append(sub)
+        return sub
+
+    # ---- stepping
+
+    def step(self, now: float | None = None) -> int:
+        """Do whatever is due without blocking; returns the work done (0 = idle)."""
+        if self._result is not None:
+            return 0
+        now = time.monotonic() if now is None else now
+        work = self._aeron.do_work() if self._shared is None and self._aeron is not None else 0
+        try:
+            if self.phase is Phase.JOIN:
+                work += self._step_join(now)
+            if self.phase is Phase.HELLO:
+                work += self._step_hello(now)
+            if self.phase is Phase.DUOLOGUE:
+                work += self._step_duologue(now)
+            if self.phase is Phase.ECHO:
+                work += self._step_echo(now)
+        except (AeronError, OfferError) as exc:
+            self._finish(self._fail(f"Aeron error: {str(exc).splitlines()[0]}"))
+            return work + 1
+        if self._result is None:
+            failure = self._core.tick(now)
+            if failure is None and self.phase in (Phase.JOIN, Phase.DUOLOGUE) and now >= self._phase_deadline:
+                failure = self._fail(self._not_connected())
+            if failure is not None:
+                self._finish(failure)
+        return work
+
+    def _not_connected(self) -> str:
+        if self.phase is Phase.JOIN:
+            return (f"no server answering at {self.address} port {self.port} control {self.control_port}: "
+                    f"channels not connected within {self.timeout:g} s")
+        d = self._core.duologue
+        return f"duologue {d.session_id if d else '?'} not connected within {self.timeout:g} s"
+
+    def _fail(self, reason: str) -> Failed:
+        return self._core.fail(reason)
+
+    def _step_join(self, now: float) -> int:
+        assert self._initial_pub is not None and self._initial_sub is not None
+        if not (self._initial_pub.is_connected and self._initial_sub.is_connected):
+            return 0
+        self.phase = Phase.HELLO
+        return 1
+
+    def _step_hello(self, now: float) -> int:
+        assert self._initial_pub is not None and self._initial_sub is not None
+        work = 0
+        if now >= self._next_hello and self._initial_pub.offer(self._core.hello()) > 0:
+            self._next_hello = now + self.hello_interval
+            if self._first_hello is None:
+                self._first_hello = now
+            work += 1
+        for data in self._initial_sub.poll_batch(10):
+            work += 1
+            reply = self._core.initial_reply(data, now)
+            if isinstance(reply, Failed):
+                self._finish(reply)
+                return work
+            if isinstance(reply, OpenDuologue):
+                self._handshake = now - (self._first_hello if self._first_hello is not None else now)
+                self._open_duologue(reply, now)
+                return work
+        return work
+
+    def _open_duologue(self, d: OpenDuologue, now: float) -> None:
+        self._sub = self._subscription(d.control_port, d.session_id)
+        self._pub = self._publication(d.data_port, d.session_id)
+        # the broadcast channel is no longer needed: free it (and the server's fan-out)
+        for resource in (self._initial_pub, self._initial_sub):
+            if resource is not None:
+                self._owned.remove(resource)
+                resource.close()
+        self._initial_pub = self._initial_sub = None
+        self.phase = Phase.DUOLOGUE
+        self._phase_deadline = now + self.timeout
+
+    def _step_duologue(self, now: float) -> int:
+        assert self._pub is not None and self._sub is not None
+        if not (self._pub.is_connected and self._sub.is_connected):
+            return 0
+        self.phase = Phase.ECHO
+        if self.count == 0:
+            self._core.finish()
+            self._finish(None)
+        return 1
+
+    def _step_echo(self, now: float) -> int:
+        assert self._pub is not None and self._sub is not None
+        e, work = self._echoing, 0
+        if e.unsent is None and e.sent < self.count and not e.sent_at and now >= e.next_send:
+            payload = self._message if self._message is not None else random_payload(self._rng)
+            e.unsent = self._core.next_echo(payload, now)
+        if e.unsent is not None and self._pub.offer(e.unsent) > 0:
+            e.unsent = None
+            e.sent += 1
+            e.sent_at.append(now)
+            work += 1
+        for data in self._sub.poll_batch(10):
+            work += 1
+            reply = self._core.duologue_reply(data, now)
+            if isinstance(reply, Failed):
+                self._finish(reply)
+                return work
+            if isinstance(reply, Echoed):
+                e.rtts.append(now - e.sent_at.popleft())
+                e.next_send = now + self.interval
+                if self._core.echoes_ok == self.count:
+                    self._core.finish()
+                    self._finish(None)
+                    return work
+        if not self._sub.is_connected:
+            self._finish(self._fail("the server closed the duologue"))
+        return work
+
+    def _finish(self, failure: Failed | None) -> None:
+        session = self._core.duologue.session_id if self._core.duologue is not None else None
+        self.phase = Phase.DONE
+        self._result = EchoResult(
+            ok=failure is None, echoes=self._core.echoes_ok, rtts=tuple(self._echoing.rtts),
+            handshake=self._handshake, reason=None if failure is None else failure.reason,
+            server_reason=None if failure is None else failure.server_reason, session_id=session,
+            source_ip=self.source_ip)
+        if failure is not None:
+            logger.info("echo client (%s) failed: %s", self.source_ip, failure.reason)

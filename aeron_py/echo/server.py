@@ -1,0 +1,702 @@
+"""Echo 2.0 server glue: moves bytes between Aeron and :class:`~.server_core.EchoServerCore`.
+
+One thread owns everything: the Aeron client runs with the conductor agent invoker,
+so image callbacks fire inside :meth:`EchoServer.run`'s own loop, where they only
+enqueue.  Each loop iteration:
+
+1. ``aeron.do_work()`` (callbacks enqueue image events);
+2. image events go to the core *before* any fragment of that image is read: a new
+   image's live handle is fetched from its subscription and polled individually,
+   so its source is known; images not yet announced are simply not polled yet
+   (their data waits in the log);
+3. messages go to the core; its actions are executed in order;
+4. replies are offered without blocking: every duologue has an outbox retried each
+   iteration until a deadline, then ``core.send_failed`` (closes that duologue only);
+5. ``core.tick`` every 100 ms; blocklist reload when flagged (SIGHUP); telemetry.
+
+Ports (lesson from the Java peer): a closed duologue publication keeps its control
+socket bound while it lingers, and a closed subscription keeps its socket while an
+image drains (~1 s), so reusing such a port in the other role (or a data port at
+all) fails with "Address already in use".  The driver gets a short linger and a
+100 ms timer; the glue remembers when each released port is bindable again and
+opens a duologue whose port is still held a little later, holding its CONNECT
+back until the channels exist (bounded by ``create_timeout``, then
+``core.create_failed``).  A failed attempt is retried the same way.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..blocklist import Blocklist
+from ..channel import ChannelUri
+from ..client import Aeron
+from ..driver import MediaDriver
+from ..errors import RESULT_NAMES, AeronError, OfferError
+from ..idle import BackoffIdleStrategy
+from ..publication import Publication
+from ..subscription import Image, Subscription
+from .protocol import STREAM_ID, split_source_identity
+from .server_core import (
+    Action,
+    Broadcast,
+    CloseDuologue,
+    CreateDuologue,
+    DuologueInfo,
+    EchoServerCore,
+    Event,
+    RejectImage,
+    SendDuologue,
+    ServerConfig,
+    ServerStats,
+)
+from .server_telemetry import SNAPSHOT_COUNTERS, ServerTelemetry
+
+__all__ = ["DEFAULT_TERM_LENGTH", "SNAPSHOT_COUNTERS", "EchoServer", "ServerOptions", "aeron_cause"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_TERM_LENGTH = 64 * 1024
+_TICK_INTERVAL = 0.1
+_TIMER_INTERVAL_NS = 100_000_000  # driver timer: how soon lingering resources are freed
+_POLL_LIMIT = 10  # messages per image per iteration (fairness)
+_RETRY_INTERVAL = 0.05  # between attempts to create a duologue
+# When the driver lets go of a released port (measured with the 100 ms timer): a
+# subscription's socket at once, or after ~1.1 s while one of its images drains
+# (5 status-message timeouts); a publication's after its linger plus ~0.4 s.
+_SUB_RELEASE, _SUB_WITH_IMAGES_RELEASE, _PUB_RELEASE_EXTRA = 0.05, 1.3, 0.5
+_ADD_TIMEOUT = 2.0  # bound for one add_* round trip to the driver
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerOptions:
+    """Where and how the glue runs (the protocol limits live in :class:`ServerConfig`).
+
+    ``dir``: Aeron directory (default: a fresh one under /dev/shm); it is deleted on
+    start and on shutdown.  ``linger``: publication linger in seconds.  ``send_timeout``:
+    how long a reply may wait for its publication.  ``create_timeout``: how long a
+    duologue may wait for its ports.  ``image_liveness_timeout``: seconds before a
+    silent client image is dropped (driver default 10 s).  ``blocklist``: file of
+    :class:`~aeron_py.blocklist.Blocklist` entries.  ``events``: telemetry directory;
+    ``snapshot_interval``: seconds between ``driver_snapshot`` events.
+    """
+
+    address: str = "127.0.0.1"
+    port: int = 9000
+    control_port: int = 9001
+    dir: str | None = None
+    term_length: int = DEFAULT_TERM_LENGTH
+    linger: float = 0.2
+    send_timeout: float = 2.0
+    create_timeout: float = 5.0
+    image_liveness_timeout: float | None = None
+    blocklist: str | None = None
+    events: str | None = None
+    snapshot_interval: float = 10.0
+    server_id: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("port", "control_port"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 65535:
+                raise ValueError(f"ServerOptions.{name} must be a port in [1, 65535], got {value!r}")
+        if self.port == self.control_port:
+            raise ValueError(f"ServerOptions: port and control_port are both {self.port}")
+        t = self.term_length
+        if isinstance(t, bool) or not isinstance(t, int) or t < 65536 or t > 2**30 or t & (t - 1):
+            raise ValueError(f"ServerOptions.term_length must be a power of two in [64 KiB, 1 GiB], got {t!r}")
+        for name in ("send_timeout", "create_timeout", "snapshot_interval"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"ServerOptions.{name} must be > 0 seconds, got {getattr(self, name)!r}")
+        if not self.linger >= 0:
+            raise ValueError(f"ServerOptions.linger must be >= 0 seconds, got {self.linger!r}")
+        if self.image_liveness_timeout is not None and not self.image_liveness_timeout > 0:
+            raise ValueError("ServerOptions.image_liveness_timeout must be None or > 0 seconds, "
+                             f"got {self.image_liveness_timeout!r}")
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def aeron_cause(exc: BaseException) -> str:
+    """The informative line of an Aeron error trace (e.g. '(98) Address already in use')."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    for line in lines:
+        if line.startswith("(") and "generic error" not in line:
+            return line
+    return lines[0] if lines else type(exc).__name__
+
+
+class _Outbox:
+    """Messages waiting for one publication, each with its own deadline."""
+
+    def __init__(self) -> None:
+        self._items: deque[tuple[bytes, float]] = deque()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def push(self, data: bytes, deadline: float) -> None:
+        self._items.append((data, deadline))
+
+    def flush(self, pub: Publication, now: float) -> tuple[int, str | None]:
+        """Offer in order; returns (messages sent, failure or None).  Never blocks."""
+        sent = 0
+        while self._items:
+            data, deadline = self._items[0]
+            try:
+                result = pub.offer(data)
+            except OfferError as exc:
+                return sent, str(exc)
+            if result > 0:
+                self._items.popleft()
+                sent += 1
+                continue
+            if now >= deadline:
+                return sent, f"offer still {RESULT_NAMES.get(result, result)} at its deadline"
+            break
+        return sent, None
+
+    def drop_head(self) -> bytes:
+        return self._items.popleft()[0]
+
+
+@dataclass
+class _Duologue:
+    pub: Publication
+    sub: Subscription
+    data_port: int
+    control_port: int
+    outbox: _Outbox = field(default_factory=_Outbox)
+
+
+@dataclass
+class _Pending:
+    """A duologue the core created whose channels do not exist yet; its CONNECT waits."""
+
+    action: CreateDuologue
+    deadline: float
+    next_attempt: float = 0.0
+    held: list[bytes] = field(default_factory=list)
+    attempts: int = 0
+
+
+@dataclass
+class _Tracked:
+    """An image announced to the core; ``key`` None = all-clients, else duologue session."""
+
+    key: int | None
+    source: str
+    handle: Image
+    rejected: bool = False
+
+
+@dataclass(frozen=True)
+class _ImageEvent:
+    up: bool
+    key: int | None
+    image_id: int
+    session_id: int
+    source: str
+    term_length: int
+
+
+# ------------------------------------------------------------------ server
+
+
+class EchoServer:
+    """An Echo 2.0 server: media driver, Aeron client, channels, and the core.
+
+    >>> with EchoServer(ServerConfig(max_clients=4, clients_base_port=9010)) as server:
+    ...     ...  # serving on a background thread
+
+    :meth:`run` serves in the calling thread until :meth:`stop`; :meth:`start`
+    runs it on a thread and returns once serving.  :meth:`stop`,
+    :meth:`reload_blocklist` and the read-only views are safe from any thread (and
+    from signal handlers).
+    """
+
+    def __init__(self, config: ServerConfig, options: ServerOptions | None = None) -> None:
+        self.options = options if options is not None else ServerOptions()
+        self._blocklist: Blocklist | None = None
+        if self.options.blocklist is not None:
+            self._blocklist = Blocklist.load(self.options.blocklist)  # bad file: fail at once
+            config = dataclasses.replace(config, is_blocked=self._is_blocked)
+        self.config = config
+        self._core = EchoServerCore(config)
+        self._stop = threading.Event()
+        self._ready = threading.Event()
+        self._reload = False
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+        self._stats: ServerStats = self._core.stats
+        self._infos: tuple[DuologueInfo, ...] = ()
+        self._channels = 0
+        self.blocklist_version = 0 if self._blocklist is None else 1
+        self.driver_dir: str | None = None
+        # loop-thread state
+        self._driver: MediaDriver | None = None
+        self._aeron: Aeron | None = None
+        self._broadcast: Publication | None = None
+        self._all_clients: Subscription | None = None
+        self._broadcast_out = _Outbox()
+        self._duologues: dict[int, _Duologue] = {}
+        self._closing: dict[int, _Duologue] = {}
+        self._pending: dict[int, _Pending] = {}
+        self._images: dict[int, _Tracked] = {}
+        self._image_events: deque[_ImageEvent] = deque()
+        self._released: dict[int, tuple[float, str]] = {}  # port -> (bindable again at, "data"/"control")
+        self._telemetry: ServerTelemetry | None = None
+
+    # ---- thread-safe views and controls
+
+    @property
+    def stats(self) -> ServerStats:
+        """The core's resources and counters as of the last loop iteration."""
+        return self._stats
+
+    @property
+    def duologues(self) -> tuple[DuologueInfo, ...]:
+        """Snapshots of the live duologues, refreshed every 100 ms."""
+        return self._infos
+
+    @property
+    def channel_count(self) -> int:
+        """Duologues whose Aeron channels are open, pending or still flushing."""
+        return self._channels
+
+    @property
+    def is_serving(self) -> bool:
+        return self._ready.is_set() and not self._stop.is_set()
+
+    def stop(self) -> None:
+        """Ask the loop to shut down (closes every duologue first)."""
+        self._stop.set()
+
+    def reload_blocklist(self) -> None:
+        """Ask the loop to re-read the blocklist file (what SIGHUP does)."""
+        self._reload = True
+
+    def start(self, timeout: float = 10.0) -> "EchoServer":
+        """Serve on a background thread; returns once serving (raises what startup raised)."""
+        if self._thread is not None:
+            raise RuntimeError("EchoServer.start() called twice")
+        self._thread = threading.Thread(target=self._run_catching, name="echo-server", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._ready.wait(0.05):
+            if self._error is not None or not self._thread.is_alive():
+                self._thread.join(timeout)
+                error, self._error = self._error, None
+                raise error or RuntimeError("echo server thread ended during startup")
+            if time.monotonic() >= deadline:
+                self.stop()
+                raise TimeoutError(f"echo server did not start within {timeout} s")
+        return self
+
+    def close(self, timeout: float = 15.0) -> None:
+        """Stop and wait for the loop thread; re-raise an error that ended it."""
+        self.stop()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            if self._thread.is_alive():
+                raise TimeoutError(f"echo server did not stop within {timeout} s")
+        error, self._error = self._error, None
+        if error is not None:
+            raise error
+
+    def __enter__(self) -> "EchoServer":
+        return self if self._thread is not None else self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _run_catching(self) -> None:
+        try:
+            self.run()
+        except BaseException as exc:  # handed to start()/close()
+            self._error = exc
+
+    # ---- the loop
+
+    def run(self, on_ready: Callable[["EchoServer"], Any] | None = None) -> None:
+        """Set up, serve until :meth:`stop`, shut down cleanly (also after an error)."""
+        try:
+            self._setup()
+            self._ready.set()
+            if on_ready is not None:
+                on_ready(self)
+            idle = BackoffIdleStrategy(max_park_ns=1_000_000)
+            next_tick = time.monotonic()
+            while not self._stop.is_set():
+                now = time.monotonic()
+                work = self._iterate(now)
+                if now >= next_tick:
+                    next_tick = now + _TICK_INTERVAL
+                    work += self._housekeeping(now)
+                if work:
+                    self._publish()
+                idle.idle(work)
+        finally:
+            self._stop.set()
+            self._teardown()
+
+    def _setup(self) -> None:
+        o = self.options
+        driver_options: dict[str, Any] = dict(
+            publication_reserved_session_id_low=1, publication_reserved_session_id_high=2**31 - 1,
+            publication_linger_timeout_ns=int(o.linger * 1e9), timer_interval_ns=_TIMER_INTERVAL_NS)
+        if o.image_liveness_timeout is not None:
+            driver_options["image_liveness_timeout_ns"] = int(o.image_liveness_timeout * 1e9)
+        if o.dir is not None:
+            driver_options.update(dir_delete_on_start=True, dir_delete_on_shutdown=True)
+        self._driver = MediaDriver(o.dir, threading_mode="SHARED", idle_strategy="backoff", **driver_options)
+        self.driver_dir = self._driver.dir
+        self._aeron = Aeron(driver=self._driver, use_conductor_agent_invoker=True, client_name="echo-server")
+        try:
+            self._broadcast = self._aeron.add_publication(ChannelUri.udp(
+                control=(o.address, o.control_port), control_mode="dynamic", reliable=True,
+                term_length=o.term_length), STREAM_ID)
+        except AeronError as exc:
+            raise type(exc)(f"cannot open the all-clients publication (control {o.address}:{o.control_port}): "
+                            f"{aeron_cause(exc)}") from exc
+        try:
+            self._all_clients = self._aeron.add_subscription(
+                ChannelUri.udp(endpoint=(o.address, o.port), reliable=True), STREAM_ID,
+                on_available_image=self._on_image(None, True), on_unavailable_image=self._on_image(None, False))
+        except AeronError as exc:
+            raise type(exc)(f"cannot open the all-clients subscription ({o.address}:{o.port}): "
+                            f"{aeron_cause(exc)}") from exc
+        if o.events is not None:
+            server_id = o.server_id or f"{o.address}:{o.port}"
+            self._telemetry = ServerTelemetry(o.events, server_id, self._driver.dir, o.snapshot_interval)
+        logger.info("echo server on %s port %d control %d, duologue ports [%d, %d), driver %s",
+                    o.address, o.port, o.control_port, self.config.clients_base_port,
+                    self.config.clients_base_port + 2 * self.config.max_clients, self._driver.dir)
+
+    def _on_image(self, key: int | None, up: bool) -> Callable[[Image], None]:
+        events = self._image_events
+
+        def callback(image: Image) -> None:  # conductor callback: enqueue only
+            events.append(_ImageEvent(up, key, image.correlation_id, image.session_id,
+                                      image.source_identity, image.term_buffer_length))
+        return callback
+
+    def _iterate(self, now: float) -> int:
+        assert self._aeron is not None
+        work = self._aeron.do_work()
+        work += self._image_events_to_core(now)
+        work += self._poll_images(now)
+        work += self._flush(now)
+        for pending in list(self._pending.values()):
+            if now >= min(pending.next_attempt, pending.deadline):
+                work += self._try_create(pending, now)
+        return work
+
+    def _housekeeping(self, now: float) -> int:
+        self._execute(self._core.tick(now), now)
+        if self._reload:
+            self._reload = False
+            self._reload_blocklist()
+        self._released = {p: r for p, r in self._released.items() if r[0] > now}
+        if self._telemetry is not None:
+            self._telemetry.snapshot_if_due(now)
+        infos = (self._core.duologue_info(session) for session in (*self._duologues, *self._pending))
+        self._infos = tuple(info for info in infos if info is not None)
+        return 1
+
+    def _publish(self) -> None:
+        self._stats = self._core.stats
+        self._channels = len(self._duologues) + len(self._closing) + len(self._pending)
+
+    # ---- images
+
+    def _subscription(self, key: int | None) -> Subscription | None:
+        if key is None:
+            return self._all_clients
+        d = self._duologues.get(key)
+        return None if d is None else d.sub
+
+    def _image_events_to_core(self, now: float) -> int:
+        if not self._image_events:
+            return 0
+        events = list(self._image_events)
+        self._image_events.clear()
+        for ev in events:
+            if ev.up:
+                self._image_up(ev, self._live_handle(ev), now)
+            else:
+                self._image_down(ev, now)
+        return len(events)
+
+    def _live_handle(self, ev: _ImageEvent) -> Image | None:
+        """The retained image announced by ``ev`` (other retained images are released)."""
+        sub = self._subscription(ev.key)
+        found = None
+        for image in sub.images() if sub is not None else ():
+            if found is None and image.correlation_id == ev.image_id and ev.image_id not in self._images:
+                found = image
+            else:
+                image.close()
+        return found
+
+    def _image_up(self, ev: _ImageEvent, handle: Image | None, now: float) -> None:
+        if handle is None:  # gone again already, or its subscription is closed: never announced
+            logger.debug("image %d (%s) vanished before it was announced", ev.image_id, ev.source)
+            return
+        if ev.key is not None and ev.key not in self._duologues:
+            handle.close()
+            return  # the duologue is already closed
+        try:
+            split_source_identity(ev.source)
+        except ValueError as exc:
+            logger.error("image %d has an unusable source: %s; rejecting it", ev.image_id, exc)
+            handle.reject("bad source identity")
+            handle.close()
+            return
+        self._images[ev.image_id] = _Tracked(ev.key, ev.source, handle)
+        if ev.key is None:
+            actions = self._core.initial_image_available(ev.image_id, ev.session_id, ev.source, ev.term_length, now)
+        else:
+            actions = self._core.duologue_image_available(
+                ev.key, ev.image_id, ev.source, ev.term_length, now)
+        self._execute(actions, now)
+
+    def _image_down(self, ev: _ImageEvent, now: float) -> None:
+        tracked = self._images.pop(ev.image_id, None)
+        if tracked is None:
+            return  # never announced (its duologue was already gone)
+        tracked.handle.close()
+        if ev.key is None:
+            actions = self._core.initial_image_unavailable(ev.image_id, now)
+        else:
+            actions = self._core.duologue_image_unavailable(ev.key, ev.image_id, now)
+        self._execute(actions, now)
+
+    def _poll_images(self, now: float) -> int:
+        work = 0
+        for image_id, tracked in list(self._images.items()):
+            if tracked.rejected or self._images.get(image_id) is not tracked:
+                continue
+            messages = tracked.handle.poll_batch(_POLL_LIMIT)
+            work += len(messages)
+            for data in messages:
+                if tracked.key is None:
+                    actions = self._core.hello_received(image_id, data, now)
+                else:
+                    actions = self._core.duologue_message(tracked.key, image_id, data, now)
+                self._execute(actions, now)
+        return work
+
+    def _release_images(self, key: int) -> bool:
+        """Close the live handles of ``key``'s images; True if there were any."""
+        found = False
+        for image_id, tracked in list(self._images.items()):
+            if tracked.key == key:
+                del self._images[image_id]
+                tracked.handle.close()
+                found = True
+        return found
+
+    def _source_port(self, image_id: int | None) -> int:
+        tracked = self._images.get(image_id) if image_id is not None else None
+        return split_source_identity(tracked.source)[1] if tracked is not None else 0
+
+    # ---- actions
+
+    def _execute(self, actions: list[Action], now: float) -> None:
+        if self._telemetry is not None and actions:
+            self._telemetry.record(actions, self._source_port)
+        for action in actions:
+            if isinstance(action, Broadcast):
+                session = action.duologue_session
+                pending = self._pending.get(session) if session is not None else None
+                if pending is not None:
+                    pending.held.append(action.data)
+                else:
+                    self._broadcast_out.push(action.data, now + self.options.send_timeout)
+            elif isinstance(action, CreateDuologue):
+                pending = _Pending(action, now + self.options.create_timeout)
+                self._pending[action.session_id] = pending
+                self._try_create(pending, now)
+            elif isinstance(action, SendDuologue):
+                d = self._duologues.get(action.session_id)
+                if d is not None:
+                    d.outbox.push(action.data, now + self.options.send_timeout)
+            elif isinstance(action, CloseDuologue):
+                self._close_duologue(action.session_id, now)
+            elif isinstance(action, RejectImage):
+                self._reject(action)
+            elif not isinstance(action, Event):
+                raise TypeError(f"unknown core action {action!r}")
+
+    def _try_create(self, pending: _Pending, now: float) -> int:
+        """One attempt to create a pending duologue's channels; 1 if it was attempted."""
+        a, o = pending.action, self.options
+        busy = max(self._bindable_at(a.data_port, "data"), self._bindable_at(a.control_port, "control"))
+        if now < busy:  # a closed channel of ours may still hold a port
+            pending.next_attempt = min(busy, now + 10 * _RETRY_INTERVAL)
+            return self._give_up_if_late(pending, now, f"ports {a.data_port}/{a.control_port} still held")
+        assert self._aeron is not None
+        pending.attempts += 1
+        sub = pub = None
+        try:
+            sub = self._aeron.add_subscription(
+                ChannelUri.udp(endpoint=(o.address, a.data_port), reliable=True, session_id=a.session_id),
+                STREAM_ID, on_available_image=self._on_image(a.session_id, True),
+                on_unavailable_image=self._on_image(a.session_id, False), timeout=_ADD_TIMEOUT)
+            pub = self._aeron.add_exclusive_publication(
+                ChannelUri.udp(control=(o.address, a.control_port), control_mode="dynamic", reliable=True,
+                               session_id=a.session_id, term_length=o.term_length),
+                STREAM_ID, timeout=_ADD_TIMEOUT)
+        except AeronError as exc:
+            if sub is not None:
+                sub.close()
+                self._release(a.data_port, "data", now + _SUB_RELEASE)
+            pending.next_attempt = now + _RETRY_INTERVAL
+            logger.info("duologue %d: attempt %d to open ports %d/%d failed: %s", a.session_id,
+                        pending.attempts, a.data_port, a.control_port, aeron_cause(exc))
+            self._give_up_if_late(pending, now, aeron_cause(exc))
+            return 1
+        del self._pending[a.session_id]
+        self._duologues[a.session_id] = _Duologue(pub, sub, a.data_port, a.control_port)
+        for data in pending.held:
+            self._broadcast_out.push(data, now + o.send_timeout)
+        return 1
+
+    def _bindable_at(self, port: int, role: str) -> float:
+        """When ``port`` can be bound for ``role``; a new publication shares a lingering
+        publication's control socket, so control after control is never delayed."""
+        released = self._released.get(port)
+        if released is None or released[1] == role == "control":
+            return 0.0
+        return released[0]
+
+    def _release(self, port: int, role: str, bindable_at: float) -> None:
+        self._released[port] = (bindable_at, role)
+
+    def _give_up_if_late(self, pending: _Pending, now: float, why: str) -> int:
+        if now < pending.deadline:
+            return 0
+        session = pending.action.session_id
+        del self._pending[session]
+        logger.error("duologue %d: could not open its channels within %.1f s (%s)",
+                     session, self.options.create_timeout, why)
+        self._execute(self._core.create_failed(session, now), now)
+        return 1
+
+    def _close_duologue(self, session: int, now: float) -> None:
+        if self._pending.pop(session, None) is not None:
+            return  # nothing was opened; its CONNECT is dropped with it
+        d = self._duologues.pop(session, None)
+        if d is None:
+            return
+        had_images = self._release_images(session)
+        d.sub.close()
+        self._release(d.data_port, "data", now + (_SUB_WITH_IMAGES_RELEASE if had_images else _SUB_RELEASE))
+        d.outbox.flush(d.pub, now)
+        if d.outbox:
+            self._closing[session] = d  # closed once its last replies are out
+            self._release(d.control_port, "control", math.inf)
+        else:
+            self._close_publication(d, now)
+
+    def _close_publication(self, d: _Duologue, now: float) -> None:
+        d.pub.close()
+        self._release(d.control_port, "control", now + self.options.linger + _PUB_RELEASE_EXTRA)
+
+    def _reject(self, action: RejectImage) -> None:
+        tracked = self._images.get(action.image_id)
+        if tracked is None:
+            logger.info("cannot reject image %d (%s): no live handle", action.image_id, action.reason)
+            return
+        tracked.rejected = True
+        try:
+            tracked.handle.reject(action.reason)
+        except AeronError as exc:
+            logger.warning("rejecting image %d failed: %s", action.image_id, exc)
+
+    def _flush(self, now: float) -> int:
+        work = 0
+        if self._broadcast_out and self._broadcast is not None:
+            sent, failure = self._broadcast_out.flush(self._broadcast, now)
+            work += sent
+            if failure is not None:
+                dropped = self._broadcast_out.drop_head()
+                logger.warning("broadcast %r dropped: %s", dropped, failure)
+        for session, d in list(self._duologues.items()):
+            if d.outbox:
+                sent, failure = d.outbox.flush(d.pub, now)
+                work += sent
+                if failure is not None:
+                    logger.warning("duologue %d: reply not sent: %s", session, failure)
+                    self._execute(self._core.send_failed(session, now), now)
+        for session, d in list(self._closing.items()):
+            sent, failure = d.outbox.flush(d.pub, now)
+            work += sent
+            if failure is not None or not d.outbox:
+                del self._closing[session]
+                self._close_publication(d, now)
+        return work
+
+    # ---- blocklist
+
+    def _is_blocked(self, ip: str) -> str | None:
+        blocklist = self._blocklist
+        entry = blocklist.match(ip, time.time()) if blocklist is not None else None
+        return None if entry is None else entry.target
+
+    def _reload_blocklist(self) -> None:
+        path = self.options.blocklist
+        if path is None:
+            logger.info("blocklist reload requested but no blocklist file is configured")
+            return
+        try:
+            self._blocklist = Blocklist.load(path)
+        except (OSError, ValueError) as exc:
+            logger.error("blocklist reload failed, keeping the previous one: %s", exc)
+            return
+        self.blocklist_version += 1
+        logger.info("blocklist reloaded from %s: %d entries", path, len(self._blocklist))
+
+    # ---- shutdown
+
+    def _teardown(self) -> None:
+        """Close every duologue (flushing briefly), then channels, client, driver and dir."""
+        try:
+            if self._aeron is not None and not self._aeron.is_closed:
+                now = time.monotonic()
+                self._execute(self._core.shutdown(now), now)
+                self._drain(now + min(self.options.send_timeout, 1.0))
+                for d in self._closing.values():
+                    d.pub.close()
+                self._closing.clear()
+                for tracked in self._images.values():
+                    tracked.handle.close()
+                self._images.clear()
+                self._infos = ()
+                self._publish()
+        finally:
+            try:
+                if self._telemetry is not None:
+                    self._telemetry.close()
+            finally:
+                if self._aeron is not None:
+                    self._aeron.close()
+                if self._driver is not None:
+                    self._driver.close()
+                logger.info("echo server stopped; driver directory %s removed", self.driver_dir)
+
+    def _drain(self, deadline: float) -> None:
+        """Give queued replies and broadcasts a bounded chance to leave."""
+        assert self._aeron is not None
+        idle = BackoffIdleStrategy(max_park_ns=1_000_000)
+        while (self._closing or self._broadcast_out) and time.monotonic() < deadline:
+            idle.idle(self._aeron.do_work() + self._flush(time.monotonic()))

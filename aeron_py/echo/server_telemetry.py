@@ -1,0 +1,129 @@
+"""Telemetry of the Echo 2.0 server glue (schema: :mod:`aeron_py.telemetry.events`).
+
+:class:`ServerTelemetry` turns the core's :class:`~.server_core.Event` actions into
+schema events (field names differ; the HELLO source port and ``key_valid`` come from
+the glue and from the ``reject`` event of the same action list) and writes a
+``driver_snapshot`` every ``interval`` seconds: selected system counters plus the
+loss-report and error-log entries that are new or updated since the last snapshot.
+Telemetry never stops the server: an event the schema refuses is logged and skipped.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ..stat import DriverStat
+from ..telemetry import EventError, EventWriter
+from .server_core import Action, Event
+
+logger = logging.getLogger(__name__)
+
+_WIRE_REASONS = {"bad message": "bad_message", "server full": "server_full",
+                 "too many connections for IP address": "too_many_for_ip"}
+_BAD_HELLO_CAUSES = ("malformed", "oversize")
+#: System counters in every ``driver_snapshot`` ("Errors: version=..." is keyed "Errors").
+SNAPSHOT_COUNTERS = ("Bytes sent", "Bytes received", "NAKs sent", "NAKs received",
+                     "Retransmits sent", "Errors", "Bytes currently mapped")
+
+
+class ServerTelemetry:
+    """Turns the core's :class:`Event` actions into schema events and snapshots the driver."""
+
+    def __init__(self, directory: str, server_id: str, driver_dir: str, interval: float) -> None:
+        self._writer = EventWriter(directory, source="server", server_id=server_id)
+        self._stat = DriverStat(driver_dir)
+        self._interval = interval
+        self._next_snapshot = time.monotonic() + interval
+        self._loss_seen: dict[tuple[Any, ...], tuple[int, int]] = {}
+        self._errors_since_ms = 0
+
+    def record(self, actions: Iterable[Action], source_port: Callable[[int | None], int]) -> None:
+        actions = list(actions)
+        causes = {a.fields.get("cause") for a in actions if isinstance(a, Event) and a.kind == "reject"}
+        for action in actions:
+            if isinstance(action, Event):
+                for kind, fields in self._translate(action, causes, source_port):
+                    self._emit(kind, fields)
+
+    @staticmethod
+    def _translate(event: Event, causes: set[Any], source_port: Callable[[int | None], int]
+                   ) -> list[tuple[str, dict[str, Any]]]:
+        f = event.fields
+        if event.kind == "hello":
+            return [("hello", {"initial_session": f["session_id"], "ip": f["ip"],
+                               "port": source_port(f.get("image_id")),
+                               "key_valid": not causes.intersection(_BAD_HELLO_CAUSES)})]
+        if event.kind == "reject":
+            if f.get("reason") is None:  # an image rejection, not an ERROR answer
+                return []
+            out = [("reject", {"initial_session": f["session_id"], "ip": f["ip"],
+                               "reason": _WIRE_REASONS[f["reason"]]})]
+            if f.get("cause") in _BAD_HELLO_CAUSES:
+                out.insert(0, ("bad_message", {"session": f["session_id"], "ip": f["ip"], "where": "initial"}))
+            return out
+        if event.kind == "blocklist_hit":
+            return [("blocklist_hit", {"ip": f["ip"], "rule": str(f.get("detail"))})]
+        if event.kind == "duologue_created":
+            return [("duologue_created", {"session": f["session_id"], "owner_ip": f["ip"],
+                                          "data_port": f["data_port"], "control_port": f["control_port"]})]
+        if event.kind == "client_connected":
+            return [("client_connected", {"session": f["session_id"], "ip": f["ip"], "wrong_ip": f["wrong_ip"]})]
+        if event.kind == "bad_message":
+            return [("bad_message", {"session": f["session_id"], "ip": f["ip"], "where": "duologue"})]
+        if event.kind == "duologue_closed":
+            keys = ("lifetime_s", "msgs_in", "msgs_out", "bytes_in", "bytes_out")
+            return [("duologue_closed", {"session": f["session_id"], "owner_ip": f["ip"],
+                                         "reason": f["reason"], **{k: f[k] for k in keys}})]
+        logger.debug("no telemetry mapping for core event %s", event.kind)
+        return []
+
+    def _emit(self, kind: str, fields: dict[str, Any]) -> None:
+        try:
+            self._writer.emit(kind, **fields)
+        except EventError as exc:  # e.g. a close reason the schema does not list
+            logger.warning("telemetry: %s event not written: %s", kind, exc)
+        except OSError as exc:
+            logger.error("telemetry: cannot write %s event: %s", kind, exc)
+
+    def snapshot_if_due(self, now: float, force: bool = False) -> None:
+        if not force and now < self._next_snapshot:
+            return
+        self._next_snapshot = now + self._interval
+        counters = {}
+        for label, value in self._stat.system_counters().items():
+            name = label.split(":", 1)[0]  # "Errors: version=..." -> "Errors"
+            if name in SNAPSHOT_COUNTERS:
+                counters[name] = value
+        self._emit("driver_snapshot", {"counters": counters, "new_loss": self._new_loss(),
+                                       "new_errors": self._new_errors()})
+
+    def _new_loss(self) -> list[dict[str, Any]]:
+        fresh = []
+        for e in self._stat.loss_report():
+            key = (e.session_id, e.stream_id, e.channel, e.source)
+            state = (e.observation_count, e.total_bytes_lost)
+            if self._loss_seen.get(key) == state:
+                continue
+            self._loss_seen[key] = state
+            fresh.append({"observation_count": e.observation_count, "total_bytes_lost": e.total_bytes_lost,
+                          "first_observation_ts": e.first_observation_ms / 1000.0,
+                          "last_observation_ts": e.last_observation_ms / 1000.0,
+                          "session_id": e.session_id, "stream_id": e.stream_id,
+                          "channel": e.channel, "source": e.source})
+        return fresh
+
+    def _new_errors(self) -> list[dict[str, Any]]:
+        entries = self._stat.errors(self._errors_since_ms)
+        if entries:
+            self._errors_since_ms = max(e.last_observation_ms for e in entries) + 1
+        return [{"observation_count": e.observation_count, "first_observation_ts": e.first_observation_ms / 1000.0,
+                 "last_observation_ts": e.last_observation_ms / 1000.0, "message": e.message} for e in entries]
+
+    def close(self) -> None:
+        try:
+            self.snapshot_if_due(time.monotonic(), force=True)
+        finally:
+            self._stat.close()
+            self._writer.close()

@@ -1,0 +1,75 @@
+"""Echo 2.0 client command line.
+
+    python -m aeron_py.echo_client ADDRESS PORT CONTROL_PORT [--count N] [--interval S]
+                                   [--timeout S] [--message TEXT] [--interface IP]
+    python -m aeron_py.echo_client DIR ADDRESS PORT CONTROL_PORT ...   # io7m take2 form
+
+Exit status: 0 when every echo came back equal; 1 when the server answered ERROR
+(its reason is printed on stderr); 3 on timeout or any other failure; 2 for bad
+arguments.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from .echo.client import EXIT_FAILED, EchoClient
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m aeron_py.echo_client", description="Echo 2.0 client over Aeron.")
+    p.add_argument("positional", nargs="+", metavar="ARG",
+                   help="ADDRESS PORT CONTROL_PORT, or DIR ADDRESS PORT CONTROL_PORT")
+    p.add_argument("--count", type=int, default=5, help="echoes to send (default 5)")
+    p.add_argument("--interval", type=float, default=0.0, help="seconds between echoes (default 0)")
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for any answer (default 10)")
+    p.add_argument("--message", help="payload of every echo (default: random 64-bit hex per echo)")
+    p.add_argument("--interface", help="local address to send from, e.g. 127.0.0.2")
+    p.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    return p
+
+
+def _port(p: argparse.ArgumentParser, name: str, text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        p.error(f"{name} must be an integer, got {text!r}")
+    if not 1 <= value <= 65535:
+        p.error(f"{name} must be in [1, 65535], got {value}")
+    return value
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = parser()
+    args = p.parse_args(argv)
+    logging.basicConfig(level=args.log_level, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if len(args.positional) not in (3, 4):
+        p.error(f"expected ADDRESS PORT CONTROL_PORT (or DIR first), got {len(args.positional)} arguments")
+    directory = args.positional[0] if len(args.positional) == 4 else None
+    address, port_text, control_text = args.positional[-3:]
+    port, control_port = _port(p, "PORT", port_text), _port(p, "CONTROL_PORT", control_text)
+    if args.count < 0 or not args.timeout > 0 or args.interval < 0:
+        p.error("--count must be >= 0, --timeout > 0 and --interval >= 0")
+    try:
+        client = EchoClient(address, port, control_port, count=args.count, interval=args.interval,
+                            message=args.message, timeout=args.timeout, interface=args.interface, dir=directory)
+        result = client.run()
+    except (OSError, ValueError, RuntimeError) as exc:  # RuntimeError: AeronError
+        print(f"echo_client: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    if result.ok:
+        rtts = sorted(result.rtts)
+        median = f", median rtt {rtts[len(rtts) // 2] * 1e3:.3f} ms" if rtts else ""
+        print(f"OK {result.echoes} echoes on duologue {result.session_id}{median}", flush=True)
+    elif result.server_reason is not None:
+        print(f"echo_client: server error: {result.server_reason}", file=sys.stderr)
+    else:
+        print(f"echo_client: {result.reason}", file=sys.stderr)
+    return result.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

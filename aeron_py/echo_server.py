@@ -1,0 +1,138 @@
+"""Echo 2.0 server command line.
+
+    python -m aeron_py.echo_server                       # 127.0.0.1:9000, control 9001, 64 clients from 9010
+    python -m aeron_py.echo_server DIR ADDRESS PORT CONTROL_PORT CLIENTS_BASE_PORT CLIENT_COUNT
+    python -m aeron_py.echo_server --address ::1 --port 40123 --max-per-ip 2 --events /tmp/ev
+
+Prints ``READY <address> <port> <control-port>`` on stdout (flushed) once serving.
+SIGINT/SIGTERM: clean shutdown (every duologue closed, driver directory removed),
+exit 0.  SIGHUP: re-read the ``--blocklist`` file.  Startup errors exit 1.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from .echo.server import DEFAULT_TERM_LENGTH, EchoServer, ServerOptions, aeron_cause
+from .echo.server_core import DEFAULT_MAX_IMAGE_TERM_LENGTH, ServerConfig
+
+DEFAULTS = {"address": "127.0.0.1", "port": 9000, "control_port": 9001, "base_port": 9010, "clients": 64}
+_POSITIONAL = ("dir", "address", "port", "control_port", "base_port", "clients")
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return value
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m aeron_py.echo_server", description="Echo 2.0 server over Aeron.",
+        epilog="Positional form (io7m take2): DIR ADDRESS PORT CONTROL_PORT CLIENTS_BASE_PORT CLIENT_COUNT.")
+    p.add_argument("positional", nargs="*", metavar="ARG",
+                   help="either nothing or DIR ADDRESS PORT CONTROL_PORT CLIENTS_BASE_PORT CLIENT_COUNT")
+    p.add_argument("--dir", help="Aeron directory (default: a fresh one under /dev/shm); deleted on exit")
+    p.add_argument("--address", help=f"local address to serve on (default {DEFAULTS['address']})")
+    p.add_argument("--port", type=int, help=f"all-clients data port (default {DEFAULTS['port']})")
+    p.add_argument("--control-port", type=int, help=f"all-clients control port (default {DEFAULTS['control_port']})")
+    p.add_argument("--base-port", type=int, help=f"first duologue port (default {DEFAULTS['base_port']})")
+    p.add_argument("--clients", type=int, help=f"maximum duologues (default {DEFAULTS['clients']})")
+    p.add_argument("--max-per-ip", type=int, default=3, help="duologues per source IP (default 3)")
+    p.add_argument("--expiry", type=_positive_float, default=10.0,
+                   help="seconds a duologue may wait for its client (default 10)")
+    p.add_argument("--idle-timeout", type=_positive_float, help="close duologues silent this long (s)")
+    p.add_argument("--max-message", type=int, default=1024, help="longest accepted message in bytes (1024)")
+    p.add_argument("--term-length", type=int, default=DEFAULT_TERM_LENGTH,
+                   help="term length of the server's publications (64 KiB)")
+    p.add_argument("--max-image-term-length", type=int, default=DEFAULT_MAX_IMAGE_TERM_LENGTH,
+                   help="reject client images with a larger term (16 MiB)")
+    p.add_argument("--ipv6-prefix", type=int, default=64, help="IPv6 prefix length counted as one IP (64)")
+    p.add_argument("--blocklist", help="blocklist file (re-read on SIGHUP)")
+    p.add_argument("--events", help="write telemetry events (JSON Lines) into this directory")
+    p.add_argument("--snapshot-interval", type=_positive_float, default=10.0,
+                   help="seconds between driver_snapshot events (10)")
+    p.add_argument("--image-liveness-timeout", type=_positive_float,
+                   help="seconds before a silent client image is dropped (driver default 10)")
+    p.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    return p
+
+
+def settings(args: argparse.Namespace, p: argparse.ArgumentParser) -> tuple[ServerConfig, ServerOptions]:
+    """Turn parsed arguments into the core's config and the glue's options."""
+    values: dict[str, Any] = dict(DEFAULTS, dir=None)
+    if args.positional:
+        if len(args.positional) != len(_POSITIONAL):
+            p.error(f"expected no positional arguments or 6 ({' '.join(n.upper() for n in _POSITIONAL)}), "
+                    f"got {len(args.positional)}: {' '.join(args.positional)}")
+        clashing = [n for n in _POSITIONAL if getattr(args, n) is not None]
+        if clashing:
+            p.error(f"--{clashing[0].replace('_', '-')} given together with the positional form")
+        for name, text in zip(_POSITIONAL, args.positional):
+            try:
+                values[name] = text if name in ("dir", "address") else int(text)
+            except ValueError:
+                p.error(f"{name.upper()} must be an integer, got {text!r}")
+    for name in _POSITIONAL:
+        if getattr(args, name) is not None:
+            values[name] = getattr(args, name)
+    try:
+        config = ServerConfig(
+            max_clients=values["clients"], clients_base_port=values["base_port"], max_per_ip=args.max_per_ip,
+            expiry=args.expiry, idle_timeout=args.idle_timeout, max_message=args.max_message,
+            ipv6_prefix=args.ipv6_prefix, max_image_term_length=args.max_image_term_length)
+        options = ServerOptions(
+            address=values["address"], port=values["port"], control_port=values["control_port"],
+            dir=values["dir"], term_length=args.term_length, blocklist=args.blocklist, events=args.events,
+            snapshot_interval=args.snapshot_interval, image_liveness_timeout=args.image_liveness_timeout)
+        top = config.clients_base_port + 2 * config.max_clients - 1
+        if not 1 <= config.clients_base_port <= top <= 65535:
+            raise ValueError(f"duologue ports [{config.clients_base_port}, {top}] are outside [1, 65535]")
+    except ValueError as exc:
+        p.error(str(exc))
+    return config, options
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = parser()
+    args = p.parse_args(argv)
+    logging.basicConfig(level=args.log_level, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    config, options = settings(args, p)
+    try:
+        server = EchoServer(config, options)
+    except (OSError, ValueError) as exc:
+        print(f"echo_server: {exc}", file=sys.stderr)
+        return 1
+
+    def ready(s: EchoServer) -> None:
+        o = s.options
+        print(f"READY {o.address} {o.port} {o.control_port}", flush=True)
+        print(f"echo_server: serving on {o.address} port {o.port} control {o.control_port}, "
+              f"{config.max_clients} clients on ports {config.clients_base_port}-"
+              f"{config.clients_base_port + 2 * config.max_clients - 1}, driver dir {s.driver_dir}",
+              file=sys.stderr, flush=True)
+
+    def on_stop(signum: int, frame: object) -> None:
+        server.stop()
+
+    signal.signal(signal.SIGINT, on_stop)
+    signal.signal(signal.SIGTERM, on_stop)
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, lambda signum, frame: server.reload_blocklist())
+    try:
+        server.run(on_ready=ready)
+    except Exception as exc:  # noqa: BLE001 - report any startup/serving failure plainly
+        logging.getLogger("aeron_py.echo_server").debug("server failed", exc_info=True)
+        print(f"echo_server: {aeron_cause(exc)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
