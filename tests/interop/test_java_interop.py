@@ -1,0 +1,68 @@
+"""Interop with the official Aeron Java API (1.51.0, its own Java media driver):
+a Java Echo 2.0 client against our Python server, and our Python client against a
+minimal Java server that follows the same spec. Loopback only."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run_java import JavaProcess, build_jar, java_command  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from conftest import free_udp_port  # noqa: E402
+
+pytestmark = [pytest.mark.timeout(240), pytest.mark.java]
+
+
+@pytest.fixture(scope="module")
+def jar() -> Path:
+    return build_jar()
+
+
+def python_server(tmp_path: Path) -> tuple[JavaProcess, str, str]:
+    """Our Echo 2.0 server in the reference positional form, with its two public ports."""
+    port, control, base = (str(free_udp_port()) for _ in range(3))
+    command = [sys.executable, "-m", "aeron_py.echo_server", str(tmp_path / "py-server"), "127.0.0.1",
+               port, control, base, "4"]
+    return JavaProcess(command), port, control
+
+
+def run_java_client(jar: Path, tmp_path: Path, port: str, control: str, *options: str) -> JavaProcess:
+    """Run the Java client to completion (bounded) and return it for its exit code and output."""
+    with JavaProcess(java_command(jar, "client", str(tmp_path / "java-client"), "127.0.0.1", port, control,
+                                  "--timeout", "30", *options)) as client:
+        client.wait(timeout=90)
+    return client
+
+
+def test_java_client_completes_a_session_with_the_python_server(jar, tmp_path):
+    server, port, control = python_server(tmp_path)
+    with server:
+        server.wait_for_line("READY", timeout=60)
+        client = run_java_client(jar, tmp_path, port, control, "--count", "3")
+    assert client.returncode == 0, client.output_tail() + "\n--- python server ---\n" + server.output_tail()
+    assert any(line.startswith("OK") for line in client.stdout_lines), client.output_tail()
+
+
+def test_python_client_completes_a_session_with_the_java_server(jar, tmp_path):
+    port, control, base = (str(free_udp_port()) for _ in range(3))
+    with JavaProcess(java_command(jar, "server", str(tmp_path / "java-server"), "127.0.0.1", port, control,
+                                  base, "4")) as server:
+        server.wait_for_line("READY", timeout=60)
+        client_cmd = [sys.executable, "-m", "aeron_py.echo_client", "127.0.0.1", port, control,
+                      "--count", "3", "--timeout", "30"]
+        with JavaProcess(client_cmd) as client:
+            rc = client.wait(timeout=90)
+            assert rc == 0, client.output_tail() + "\n--- java server ---\n" + server.output_tail()
+
+
+def test_java_client_gets_the_python_servers_error_reason(jar, tmp_path):
+    server, port, control = python_server(tmp_path)
+    with server:
+        server.wait_for_line("READY", timeout=60)
+        client = run_java_client(jar, tmp_path, port, control, "--message", "NOT AN ECHO")
+    assert client.returncode == 1, client.output_tail()
+    assert any("bad message" in line for line in client.stdout_lines), client.output_tail()
