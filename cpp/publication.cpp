@@ -122,6 +122,24 @@ public:
                              nullptr, nullptr);
     }
 
+    // Offers each buffer of a sequence in turn (aeron_publication_offer per item) until one is
+    // not accepted. Returns (number offered, last result): one call instead of one per message.
+    py::tuple offer_batch(py::sequence buffers) {
+        if (!open()) return py::make_tuple(0, AERON_PUBLICATION_CLOSED);
+        const Py_ssize_t size = PySequence_Size(buffers.ptr());
+        int64_t result = 0;
+        Py_ssize_t offered = 0;
+        for (; offered < size; offered++) {
+            py::object item = py::reinterpret_steal<py::object>(PySequence_GetItem(buffers.ptr(), offered));
+            if (!item) throw py::error_already_set();
+            BufferView view(item.ptr());
+            result = Traits::offer(handle_, static_cast<const uint8_t *>(view.view.buf),
+                                   static_cast<size_t>(view.view.len), nullptr, nullptr);
+            if (result < 0) break;
+        }
+        return py::make_tuple(offered, result);
+    }
+
     py::tuple try_claim(size_t length) {
         if (!open()) return py::make_tuple(AERON_PUBLICATION_CLOSED, py::none());
         aeron_buffer_claim_t claim{};
@@ -204,6 +222,8 @@ void bind_publication(py::module_ &m, const char *name, const char *doc) {
     py::class_<P>(m, name, doc)
         .def("offer", &P::offer, py::arg("buffer"),
              "aeron_publication_offer: the new position (>0) or a negative result code. Zero-copy.")
+        .def("offer_batch", &P::offer_batch, py::arg("buffers"),
+             "aeron_publication_offer for each buffer until one fails: (offered, last result).")
         .def("try_claim", &P::try_claim, py::arg("length"),
              "aeron_publication_try_claim: (result, BufferClaim or None).")
         .def_property_readonly("is_connected", &P::is_connected, "aeron_publication_is_connected")

@@ -100,3 +100,11 @@ def test_idle_strategies_validate_and_idle():
         aeron_py.SleepingIdleStrategy(0)
     with pytest.raises(ValueError):
         aeron_py.BackoffIdleStrategy(min_park_ns=10, max_park_ns=1)
+
+
+def test_is_driver_active(driver, tmp_path):
+    from aeron_py import _aeron
+
+    assert _aeron.is_driver_active(driver.dir, 1000)
+    assert not _aeron.is_driver_active(str(tmp_path), 100)  # exists, but no CnC file
+    assert not _aeron.is_driver_active(str(tmp_path / "missing"), 100)

@@ -44,3 +44,23 @@ def test_offer_until_times_out_naming_the_result(aeron, udp_port):
     pub = aeron.add_publication(f"aeron:udp?endpoint=127.0.0.1:{udp_port}", 6)
     with pytest.raises(aeron_py.AeronTimeoutError, match="NOT_CONNECTED"):
         pub.offer_until(b"x", timeout=0.2)
+
+
+def test_offer_batch_offers_in_order_and_stops_at_back_pressure(aeron):
+    sub = aeron.add_subscription("aeron:ipc?term-length=64k", 7)
+    pub = aeron.add_publication("aeron:ipc?term-length=64k", 7)
+    wait_until(lambda: pub.is_connected, 5, "connect")
+    assert pub.offer_batch([b"a", bytearray(b"b"), memoryview(b"c")]) == 3
+    got: list[bytes] = []
+    wait_until(lambda: sub.poll(lambda d, h: got.append(d), 10) or len(got) >= 3, 5, "batch delivery")
+    assert got == [b"a", b"b", b"c"]
+    flood = [b"q" * 1024] * 200  # more than the 64 KiB window takes while nobody polls
+    offered = pub.offer_batch(flood)
+    assert 0 < offered < len(flood)
+
+
+def test_offer_batch_on_closed_publication_raises(aeron):
+    pub = aeron.add_publication("aeron:ipc", 8)
+    pub.close()
+    with pytest.raises(aeron_py.PublicationClosedError):
+        pub.offer_batch([b"x"])
