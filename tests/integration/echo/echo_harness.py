@@ -12,28 +12,16 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from aeron_py import Aeron, ChannelUri, MediaDriver
 from aeron_py.echo import STREAM_ID, session_from_crypt
 from aeron_py.echo.client import publication_channel
 from aeron_py.echo.server import EchoServer, ServerOptions
 from aeron_py.echo.server_core import ServerConfig
+from conftest import wait_until  # noqa: F401  (re-exported for the echo tests)
 
-T = TypeVar("T")
 HOST = "127.0.0.1"
-
-
-def wait_until(condition: Callable[[], T], timeout: float, what: str, step: float = 0.005) -> T:
-    """Poll ``condition`` until truthy; AssertionError naming ``what`` after ``timeout`` s."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(step)
 
 
 def udp_port_free(port: int, host: str = HOST) -> bool:
