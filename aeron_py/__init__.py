@@ -26,7 +26,7 @@ from .errors import (
     PublicationClosedError,
     PublicationError,
 )
-from .client import Aeron
+from .client import Aeron, PendingAdd
 from .idle import (
     BackoffIdleStrategy,
     BusySpinIdleStrategy,
@@ -63,6 +63,6 @@ __all__ = [
     "BackoffIdleStrategy", "BusySpinIdleStrategy", "ChannelUri", "ChannelUriError", "Claim",
     "ClientClosedError", "Counter", "DriverStat", "ErrorEntry", "ExclusivePublication", "Header", "IdleStrategy",
     "Image", "LossEntry", "MaxPositionExceededError", "MediaDriver", "NoOpIdleStrategy", "NotConnectedError",
-    "OfferError", "Publication", "PublicationClosedError", "PublicationError", "SleepingIdleStrategy",
+    "OfferError", "PendingAdd", "Publication", "PublicationClosedError", "PublicationError", "SleepingIdleStrategy",
     "Subscription", "ThreadingMode", "YieldingIdleStrategy", "aeron_version",
 ]

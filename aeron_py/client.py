@@ -15,7 +15,7 @@ import os
 import time
 import weakref
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from . import _aeron
 from .errors import AeronError, AeronTimeoutError, ClientClosedError
@@ -45,6 +45,36 @@ def wait_for(poll: Callable[[], T | None], timeout: float, what: str,
         if time.monotonic() >= deadline:
             raise AeronTimeoutError(f"{what}: no answer from the media driver within {timeout} s")
         idle.idle(work() if work is not None else 0)
+
+
+class PendingAdd(Generic[T]):
+    """An add the media driver has not answered yet (``aeron_async_add_*``).
+
+    Call :meth:`poll` from your loop: it returns the new handle once the driver has
+    created it, None until then, and raises :class:`~aeron_py.errors.AeronError` with
+    the driver's message if the driver refused. Never blocks.
+    """
+
+    __slots__ = ("_raw", "_wrap", "_result", "description")
+
+    def __init__(self, raw: Any, wrap: Callable[[Any], T], description: str) -> None:
+        self._raw, self._wrap, self._result = raw, wrap, None
+        self.description = description
+
+    @property
+    def registration_id(self) -> int:
+        return self._raw.registration_id
+
+    def poll(self) -> T | None:
+        """The handle once the driver answered, else None (``aeron_async_add_*_poll``)."""
+        if self._result is None:
+            raw = self._raw.poll()
+            if raw is not None:
+                self._result = self._wrap(raw)
+        return self._result
+
+    def __repr__(self) -> str:
+        return f"<PendingAdd {self.description}{' done' if self._result is not None else ''}>"
 
 
 def _log_error(errcode: int, message: str) -> None:
@@ -109,39 +139,52 @@ class Aeron:
             raise AeronError("do_work() needs Aeron(use_conductor_agent_invoker=True)")
         return self._client.main_do_work()
 
-    def _wait(self, async_add: Any, what: str, timeout: float | None) -> Any:
-        return wait_for(async_add.poll, self.resource_timeout if timeout is None else timeout, what, self._work)
+    def _wait(self, pending: PendingAdd[T], timeout: float | None) -> T:
+        return wait_for(pending.poll, self.resource_timeout if timeout is None else timeout, pending.description,
+                        self._work)
+
+    def async_add_publication(self, channel: object, stream_id: int) -> PendingAdd[Publication]:
+        """Start adding a concurrent publication without waiting (``aeron_async_add_publication``)."""
+        uri = _channel(channel)
+        return PendingAdd(self._require().async_add_publication(uri, stream_id),
+                          lambda raw: Publication(raw, self._work), f"add_publication({uri!r}, {stream_id})")
+
+    def async_add_exclusive_publication(self, channel: object, stream_id: int) -> PendingAdd[ExclusivePublication]:
+        """Start adding an exclusive publication without waiting."""
+        uri = _channel(channel)
+        return PendingAdd(self._require().async_add_exclusive_publication(uri, stream_id),
+                          lambda raw: ExclusivePublication(raw, self._work),
+                          f"add_exclusive_publication({uri!r}, {stream_id})")
+
+    def async_add_subscription(self, channel: object, stream_id: int, *,
+                               on_available_image: ImageHandler | None = None,
+                               on_unavailable_image: ImageHandler | None = None) -> PendingAdd[Subscription]:
+        """Start adding a subscription without waiting; see :meth:`add_subscription` for the callbacks."""
+        uri = _channel(channel)
+        raw = self._require().async_add_subscription(
+            uri, stream_id, wrap_image_handler(on_available_image), wrap_image_handler(on_unavailable_image))
+        return PendingAdd(raw, lambda r: Subscription(r, self._work), f"add_subscription({uri!r}, {stream_id})")
 
     def add_publication(self, channel: object, stream_id: int, *, timeout: float | None = None) -> Publication:
-        """A concurrent publication (``aeron_async_add_publication``)."""
-        uri = _channel(channel)
-        raw = self._wait(self._require().async_add_publication(uri, stream_id),
-                         f"add_publication({uri!r}, {stream_id})", timeout)
-        return Publication(raw, self._work)
+        """A concurrent publication, waiting (bounded) for the driver."""
+        return self._wait(self.async_add_publication(channel, stream_id), timeout)
 
     def add_exclusive_publication(self, channel: object, stream_id: int, *,
                                   timeout: float | None = None) -> ExclusivePublication:
-        """A single-writer publication (``aeron_async_add_exclusive_publication``)."""
-        uri = _channel(channel)
-        raw = self._wait(self._require().async_add_exclusive_publication(uri, stream_id),
-                         f"add_exclusive_publication({uri!r}, {stream_id})", timeout)
-        return ExclusivePublication(raw, self._work)
+        """A single-writer publication, waiting (bounded) for the driver."""
+        return self._wait(self.async_add_exclusive_publication(channel, stream_id), timeout)
 
     def add_subscription(self, channel: object, stream_id: int, *,
                          on_available_image: ImageHandler | None = None,
                          on_unavailable_image: ImageHandler | None = None,
                          timeout: float | None = None) -> Subscription:
-        """A subscription (``aeron_async_add_subscription``).
+        """A subscription, waiting (bounded) for the driver.
 
         Image callbacks run on the client conductor thread (or in :meth:`do_work`):
         keep them short and do not call back into the client from them.
         """
-        uri = _channel(channel)
-        raw = self._wait(
-            self._require().async_add_subscription(
-                uri, stream_id, wrap_image_handler(on_available_image), wrap_image_handler(on_unavailable_image)),
-            f"add_subscription({uri!r}, {stream_id})", timeout)
-        return Subscription(raw, self._work)
+        return self._wait(self.async_add_subscription(channel, stream_id, on_available_image=on_available_image,
+                                                      on_unavailable_image=on_unavailable_image), timeout)
 
     def counters(self) -> list[Counter]:
         """Every allocated counter of the driver (``aeron_counters_reader_foreach_counter``)."""

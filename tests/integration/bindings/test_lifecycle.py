@@ -41,13 +41,12 @@ def test_invoker_driver_and_invoker_client_in_one_thread():
         with Aeron(driver=driver, use_conductor_agent_invoker=True, timeout=5) as aeron:
             # The add waits call aeron.do_work(); the driver needs its own duty cycle too,
             # so run both from this thread.
-            async_sub = aeron._client.async_add_subscription("aeron:ipc", 12, None, None)
-            sub_raw = wait_until(lambda: driver.do_work() >= 0 and aeron.do_work() >= 0 and async_sub.poll(), 5,
-                                 "subscription via invokers")
-            async_pub = aeron._client.async_add_publication("aeron:ipc", 12)
-            pub_raw = wait_until(lambda: driver.do_work() >= 0 and aeron.do_work() >= 0 and async_pub.poll(), 5,
-                                 "publication via invokers")
-            pub, sub = aeron_py.Publication(pub_raw), aeron_py.Subscription(sub_raw)
+            pending_sub = aeron.async_add_subscription("aeron:ipc", 12)
+            sub = wait_until(lambda: driver.do_work() >= 0 and aeron.do_work() >= 0 and pending_sub.poll(), 5,
+                             "subscription via invokers")
+            pending_pub = aeron.async_add_publication("aeron:ipc", 12)
+            pub = wait_until(lambda: driver.do_work() >= 0 and aeron.do_work() >= 0 and pending_pub.poll(), 5,
+                             "publication via invokers")
             wait_until(lambda: driver.do_work() >= 0 and aeron.do_work() >= 0 and pub.offer(b"invoked") > 0, 5,
                        "offer")
             got: list[bytes] = []
@@ -108,3 +107,13 @@ def test_is_driver_active(driver, tmp_path):
     assert _aeron.is_driver_active(driver.dir, 1000)
     assert not _aeron.is_driver_active(str(tmp_path), 100)  # exists, but no CnC file
     assert not _aeron.is_driver_active(str(tmp_path / "missing"), 100)
+
+
+def test_async_adds_never_block_and_report_driver_errors(aeron):
+    pending = aeron.async_add_exclusive_publication("aeron:ipc", 15)
+    pub = wait_until(pending.poll, 5, "the exclusive publication")
+    assert isinstance(pub, aeron_py.ExclusivePublication) and pending.poll() is pub
+    assert pending.registration_id == pub.registration_id
+    bad = aeron.async_add_subscription("aeron:udp?endpoint=no-such-host.invalid:4000", 15)
+    with pytest.raises(aeron_py.AeronError, match="unknown host"):
+        wait_until(bad.poll, 5, "the driver's answer")
