@@ -186,6 +186,7 @@ class _Duologue:
     msgs_out: int = 0
     bytes_in: int = 0
     bytes_out: int = 0
+    hello: tuple[int, int] | None = None  # (initial image id, key) while no client has connected
 
 
 @dataclass(frozen=True)
@@ -233,6 +234,9 @@ class EchoServerCore:
         self._per_ip = PerIpCounter(config.ipv6_prefix)
         self._initial_images: dict[int, _InitialImage] = {}
         self._duologues: dict[int, _Duologue] = {}
+        # (initial image id, key) -> duologue still waiting for its client: a repeated HELLO
+        # (clients re-send every second until answered) gets the same CONNECT again.
+        self._awaiting: dict[tuple[int, int], int] = {}
         self._hellos = 0
         self._created = 0
         self._rejects: Counter[str] = Counter()
@@ -325,6 +329,9 @@ class EchoServerCore:
         if key is None:
             cause = "oversize" if oversize else "malformed"
             return actions + self._refuse(ip, sid, image_id, Reason.BAD_MESSAGE, cause)
+        repeated = self._repeat_connect(image_id, key, sid)
+        if repeated is not None:
+            return actions + repeated
         refusal = self._admission_refusal(ip, sid, image_id)
         if refusal is not None:
             return actions + refusal
@@ -342,7 +349,9 @@ class EchoServerCore:
             return actions + self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "no_session_ids")
         self._per_ip.increment(ip)
         self._created += 1
-        self._duologues[session] = _Duologue(session, sid, ip, data_port, control_port, now, now)
+        self._duologues[session] = _Duologue(session, sid, ip, data_port, control_port, now, now,
+                                             hello=(image_id, key))
+        self._awaiting[(image_id, key)] = session
         logger.info("duologue %d for %s (initial session %d): ports %d/%d",
                     session, ip, sid, data_port, control_port)
         return actions + [
@@ -351,6 +360,25 @@ class EchoServerCore:
             Event("duologue_created", {"ip": ip, "session_id": session, "initial_session_id": sid,
                                        "data_port": data_port, "control_port": control_port}),
         ]
+
+    def _repeat_connect(self, image_id: int, key: int, sid: int) -> list[Action] | None:
+        """The same CONNECT again for a HELLO repeated while its duologue awaits its client.
+
+        Decision beyond the reference (which opens one more duologue per repeat): a
+        client's re-sent HELLO costs no ports, session id or per-IP slot.
+        """
+        session = self._awaiting.get((image_id, key))
+        d = self._duologues.get(session) if session is not None else None
+        if d is None:
+            return None
+        logger.debug("repeated HELLO from %s: CONNECT for duologue %d again", d.owner_ip, session)
+        return [Broadcast(format_connect(sid, d.data_port, d.control_port, crypt(key, d.session_id)),
+                          d.session_id)]
+
+    def _forget_hello(self, d: _Duologue) -> None:
+        if d.hello is not None:
+            self._awaiting.pop(d.hello, None)
+            d.hello = None
 
     def _admission_refusal(self, ip: str, sid: int, image_id: int) -> list[Action] | None:
         """The refusal for a well-formed HELLO, or None when it may be admitted."""
@@ -416,6 +444,7 @@ class EchoServerCore:
         d.images[image_id] = True
         if d.first_image_at is None:
             d.first_image_at = now
+            self._forget_hello(d)
         d.last_activity = now
         return [Event("client_connected", {"ip": ip, "session_id": session_id,
                                            "image_id": image_id, "wrong_ip": False,
@@ -501,6 +530,7 @@ class EchoServerCore:
     def _close(self, d: _Duologue, reason: CloseReason, now: float) -> list[Action]:
         """The one place that deletes a duologue and returns all its resources."""
         del self._duologues[d.session_id]
+        self._forget_hello(d)
         self._ports.free(d.data_port)
         self._ports.free(d.control_port)
         self._sessions.free(d.session_id)

@@ -482,3 +482,40 @@ def test_resources_always_match_live_duologues(ops: list[tuple[str, int, int]]) 
     created = of(h.all_actions, CreateDuologue)
     closed = of(h.all_actions, CloseDuologue)
     assert sorted(c.session_id for c in closed) == sorted(c.session_id for c in created)
+
+
+# ------------------------------------------------------------- repeated HELLO
+
+
+def test_repeated_hello_gets_the_same_connect_and_takes_nothing_more() -> None:
+    h = Harness(make())
+    image = h.initial_image(-7, "192.0.2.1")
+    first = h.record(h.core.hello_received(image, format_hello(KEY), 0.0))
+    again = h.record(h.core.hello_received(image, format_hello(KEY), 1.0))
+    assert len(of(first, CreateDuologue)) == 1 and of(again, CreateDuologue) == []
+    assert of(again, Broadcast)[0].data == of(first, Broadcast)[0].data
+    assert of(again, Broadcast)[0].duologue_session == of(first, CreateDuologue)[0].session_id
+    assert h.core.duologue_count == 1 and h.core.connections_for_ip("192.0.2.1") == 1
+    assert h.core.stats.ports_in_use == 2
+
+
+def test_hello_repeated_with_another_key_or_after_connect_opens_a_new_duologue() -> None:
+    h = Harness(make())
+    image = h.initial_image(-7, "192.0.2.1")
+    first = of(h.record(h.core.hello_received(image, format_hello(KEY), 0.0)), CreateDuologue)[0]
+    other_key = of(h.record(h.core.hello_received(image, format_hello(KEY ^ 1), 0.0)), CreateDuologue)
+    assert len(other_key) == 1 and other_key[0].session_id != first.session_id
+    h.join(first.session_id, "192.0.2.1", now=0.5)
+    after_connect = of(h.record(h.core.hello_received(image, format_hello(KEY), 1.0)), CreateDuologue)
+    assert len(after_connect) == 1 and after_connect[0].session_id != first.session_id
+    assert h.core.duologue_count == 3
+
+
+def test_hello_repeated_after_expiry_opens_a_new_duologue() -> None:
+    h = Harness(make(expiry=2.0))
+    image = h.initial_image(-7, "192.0.2.1")
+    first = of(h.record(h.core.hello_received(image, format_hello(KEY), 0.0)), CreateDuologue)[0]
+    assert_closed(h.record(h.core.tick(3.0)), first.session_id, "expired")
+    again = of(h.record(h.core.hello_received(image, format_hello(KEY), 3.5)), CreateDuologue)
+    assert len(again) == 1
+    assert h.core.duologue_count == 1
