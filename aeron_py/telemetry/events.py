@@ -20,8 +20,10 @@ but may be ``null``):
 kind                  fields
 ====================  ==============================================================
 ``hello``             ``initial_session`` int, ``ip`` str, ``port`` int,
-                      ``key_valid`` bool — a ``HELLO`` arrived on the all-clients
-                      channel (``key_valid`` false: key malformed or > 0xFFFFFFFF)
+                      ``key_valid`` bool — a message arrived on the all-clients
+                      channel; ``key_valid`` false when it is not a valid
+                      ``HELLO <key>`` (malformed, oversize, key > 0xFFFFFFFF): then
+                      a ``bad_message`` (``initial``) and a ``reject`` follow
 ``reject``            ``initial_session`` int, ``ip`` str, ``reason`` str — the server
                       answered ``<sid> ERROR …``; ``reason`` is one of
                       :data:`REJECT_REASONS`
@@ -32,7 +34,8 @@ kind                  fields
                       not the owner's (it is then not served)
 ``bad_message``       ``session`` int|null, ``ip`` str, ``where`` str — a message that
                       is not valid protocol; ``where`` is ``"initial"`` (all-clients
-                      channel, ``session`` = initial session) or ``"duologue"``
+                      channel, ``session`` = initial session; always after a
+                      ``hello`` with ``key_valid`` false) or ``"duologue"``
 ``duologue_closed``   ``session`` int, ``owner_ip`` str, ``reason`` str (one of
                       :data:`CLOSE_REASONS`), ``lifetime_s`` float, ``msgs_in`` int,
                       ``msgs_out`` int, ``bytes_in`` int, ``bytes_out`` int
