@@ -22,6 +22,13 @@ all) fails with "Address already in use".  The driver gets a short linger and a
 opens a duologue whose port is still held a little later, holding its CONNECT
 back until the channels exist (bounded by ``create_timeout``, then
 ``core.create_failed``).  A failed attempt is retried the same way.
+
+No call blocks the loop: a duologue's two channels are asked of the driver with
+the asynchronous adds and the answers are polled once per iteration (an
+:class:`_Attempt`).  An attempt whose duologue is closed or given up while the
+driver has not answered yet is kept as an orphan: its ports count as held, and
+whatever the driver makes for it is closed as soon as it arrives.  Image events of
+a duologue still being created wait until it is live (or gone).
 """
 from __future__ import annotations
 
@@ -33,15 +40,15 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ..blocklist import Blocklist
 from ..channel import ChannelUri
-from ..client import Aeron
+from ..client import Aeron, PendingAdd
 from ..driver import MediaDriver
 from ..errors import RESULT_NAMES, AeronError, OfferError
 from ..idle import BackoffIdleStrategy
-from ..publication import Publication
+from ..publication import ExclusivePublication, Publication
 from ..subscription import Image, Subscription
 from .protocol import STREAM_ID, split_source_identity
 from .server_core import (
@@ -62,6 +69,7 @@ from .server_telemetry import SNAPSHOT_COUNTERS, ServerTelemetry
 __all__ = ["DEFAULT_TERM_LENGTH", "SNAPSHOT_COUNTERS", "EchoServer", "ServerOptions", "aeron_cause"]
 
 logger = logging.getLogger(__name__)
+H = TypeVar("H")
 
 DEFAULT_TERM_LENGTH = 64 * 1024
 _TICK_INTERVAL = 0.1
@@ -72,7 +80,6 @@ _RETRY_INTERVAL = 0.05  # between attempts to create a duologue
 # subscription's socket at once, or after ~1.1 s while one of its images drains
 # (5 status-message timeouts); a publication's after its linger plus ~0.4 s.
 _SUB_RELEASE, _SUB_WITH_IMAGES_RELEASE, _PUB_RELEASE_EXTRA = 0.05, 1.3, 0.5
-_ADD_TIMEOUT = 2.0  # bound for one add_* round trip to the driver
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -178,6 +185,39 @@ class _Duologue:
 
 
 @dataclass
+class _Attempt:
+    """One try at a duologue's channels: both adds are in flight until the driver answers.
+
+    A refused add leaves its handle None and the (first) refusal in ``error``.
+    """
+
+    data_port: int
+    control_port: int
+    sub_add: PendingAdd[Subscription] | None = None
+    pub_add: PendingAdd[ExclusivePublication] | None = None
+    sub: Subscription | None = None
+    pub: ExclusivePublication | None = None
+    error: AeronError | None = None
+
+    def poll(self) -> bool:
+        """Poll the adds still in flight (never blocks); True once both are answered."""
+        if self.sub_add is not None:
+            self.sub_add, self.sub = self._settle(self.sub_add)
+        if self.pub_add is not None:
+            self.pub_add, self.pub = self._settle(self.pub_add)
+        return self.sub_add is None and self.pub_add is None
+
+    def _settle(self, add: PendingAdd[H]) -> tuple[PendingAdd[H] | None, H | None]:
+        """(``add`` if still in flight else None, its handle if made)."""
+        try:
+            handle = add.poll()
+        except AeronError as exc:
+            self.error = self.error or exc
+            return None, None
+        return (add, None) if handle is None else (None, handle)
+
+
+@dataclass
 class _Pending:
     """A duologue the core created whose channels do not exist yet; its CONNECT waits."""
 
@@ -186,6 +226,7 @@ class _Pending:
     next_attempt: float = 0.0
     held: list[bytes] = field(default_factory=list)
     attempts: int = 0
+    attempt: _Attempt | None = None  # in flight
 
 
 @dataclass
@@ -250,6 +291,7 @@ class EchoServer:
         self._duologues: dict[int, _Duologue] = {}
         self._closing: dict[int, _Duologue] = {}
         self._pending: dict[int, _Pending] = {}
+        self._orphans: list[_Attempt] = []  # attempts of duologues already gone, still in flight
         self._images: dict[int, _Tracked] = {}
         self._image_events: deque[_ImageEvent] = deque()
         self._released: dict[int, tuple[float, str]] = {}  # port -> (bindable again at, "data"/"control")
@@ -395,10 +437,14 @@ class EchoServer:
         work += self._image_events_to_core(now)
         work += self._poll_images(now)
         work += self._flush(now)
-        for pending in list(self._pending.values()):
-            if now >= min(pending.next_attempt, pending.deadline):
+        for session, pending in list(self._pending.items()):
+            if self._pending.get(session) is not pending:
+                continue  # gone meanwhile
+            if pending.attempt is not None:
+                work += self._advance(pending, now)
+            elif now >= min(pending.next_attempt, pending.deadline):
                 work += self._try_create(pending, now)
-        return work
+        return work + self._reap_orphans(now)
 
     def _housekeeping(self, now: float) -> int:
         self._execute(self._core.tick(now), now)
@@ -414,7 +460,7 @@ class EchoServer:
 
     def _publish(self) -> None:
         self._stats = self._core.stats
-        self._channels = len(self._duologues) + len(self._closing) + len(self._pending)
+        self._channels = len(self._duologues) + len(self._closing) + len(self._pending) + len(self._orphans)
 
     # ---- images
 
@@ -429,12 +475,17 @@ class EchoServer:
             return 0
         events = list(self._image_events)
         self._image_events.clear()
+        done = 0
         for ev in events:
+            if ev.key in self._pending:  # its duologue is still being created: keep for later
+                self._image_events.append(ev)
+                continue
+            done += 1
             if ev.up:
                 self._image_up(ev, self._live_handle(ev), now)
             else:
                 self._image_down(ev, now)
-        return len(events)
+        return done
 
     def _live_handle(self, ev: _ImageEvent) -> Image | None:
         """The retained image announced by ``ev`` (other retained images are released)."""
@@ -538,7 +589,7 @@ class EchoServer:
                 raise TypeError(f"unknown core action {action!r}")
 
     def _try_create(self, pending: _Pending, now: float) -> int:
-        """One attempt to create a pending duologue's channels; 1 if it was attempted."""
+        """Start one attempt at a pending duologue's channels (never blocks); 1 if started."""
         a, o = pending.action, self.options
         busy = max(self._bindable_at(a.data_port, "data"), self._bindable_at(a.control_port, "control"))
         if now < busy:  # a closed channel of ours may still hold a port
@@ -546,34 +597,77 @@ class EchoServer:
             return self._give_up_if_late(pending, now, f"ports {a.data_port}/{a.control_port} still held")
         assert self._aeron is not None
         pending.attempts += 1
-        sub = pub = None
+        attempt = pending.attempt = _Attempt(a.data_port, a.control_port)
         try:
-            sub = self._aeron.add_subscription(
+            attempt.sub_add = self._aeron.async_add_subscription(
                 ChannelUri.udp(endpoint=(o.address, a.data_port), reliable=True, session_id=a.session_id),
                 STREAM_ID, on_available_image=self._on_image(a.session_id, True),
-                on_unavailable_image=self._on_image(a.session_id, False), timeout=_ADD_TIMEOUT)
-            pub = self._aeron.add_exclusive_publication(
+                on_unavailable_image=self._on_image(a.session_id, False))
+            attempt.pub_add = self._aeron.async_add_exclusive_publication(
                 ChannelUri.udp(control=(o.address, a.control_port), control_mode="dynamic", reliable=True,
                                session_id=a.session_id, term_length=o.term_length),
-                STREAM_ID, timeout=_ADD_TIMEOUT)
-        except AeronError as exc:
-            if sub is not None:
-                sub.close()
-                self._release(a.data_port, "data", now + _SUB_RELEASE)
+                STREAM_ID)
+        except AeronError as exc:  # not even sent: handled as a refusal by _advance
+            attempt.error = exc
+        return 1
+
+    def _advance(self, pending: _Pending, now: float) -> int:
+        """Poll a pending duologue's attempt: go live, or schedule a retry; 1 if it moved on."""
+        attempt, a = pending.attempt, pending.action
+        assert attempt is not None
+        if not attempt.poll():
+            return self._give_up_if_late(pending, now, "the media driver has not answered")
+        pending.attempt = None
+        if attempt.error is not None:
+            self._discard(attempt, now)
             pending.next_attempt = now + _RETRY_INTERVAL
             logger.info("duologue %d: attempt %d to open ports %d/%d failed: %s", a.session_id,
-                        pending.attempts, a.data_port, a.control_port, aeron_cause(exc))
-            self._give_up_if_late(pending, now, aeron_cause(exc))
+                        pending.attempts, a.data_port, a.control_port, aeron_cause(attempt.error))
+            self._give_up_if_late(pending, now, aeron_cause(attempt.error))
             return 1
+        assert attempt.sub is not None and attempt.pub is not None
         del self._pending[a.session_id]
-        self._duologues[a.session_id] = _Duologue(pub, sub, a.data_port, a.control_port)
+        self._duologues[a.session_id] = _Duologue(attempt.pub, attempt.sub, a.data_port, a.control_port)
         for data in pending.held:
-            self._broadcast_out.push(data, now + o.send_timeout)
+            self._broadcast_out.push(data, now + self.options.send_timeout)
         return 1
+
+    def _discard(self, attempt: _Attempt, now: float) -> None:
+        """Close what an answered attempt made and note when its ports are free again."""
+        if attempt.sub is not None:
+            attempt.sub.close()
+            self._release(attempt.data_port, "data", now + _SUB_RELEASE)
+        if attempt.pub is not None:
+            self._close_publication(attempt.pub, attempt.control_port, now)
+
+    def _drop_pending(self, session: int, now: float) -> bool:
+        """Forget a pending duologue (its held CONNECT too); its attempt is cancelled."""
+        pending = self._pending.pop(session, None)
+        if pending is None:
+            return False
+        attempt = pending.attempt
+        if attempt is not None:
+            if attempt.poll():
+                self._discard(attempt, now)
+            else:
+                self._orphans.append(attempt)  # closed once the driver answers
+        return True
+
+    def _reap_orphans(self, now: float) -> int:
+        """Close what the driver made for orphaned attempts; number of attempts finished."""
+        if not self._orphans:
+            return 0
+        answered = [attempt for attempt in self._orphans if attempt.poll()]
+        for attempt in answered:
+            self._orphans.remove(attempt)
+            self._discard(attempt, now)
+        return len(answered)
 
     def _bindable_at(self, port: int, role: str) -> float:
         """When ``port`` can be bound for ``role``; a new publication shares a lingering
         publication's control socket, so control after control is never delayed."""
+        if any(port in (o.data_port, o.control_port) for o in self._orphans):
+            return math.inf  # an orphaned attempt may still bind it
         released = self._released.get(port)
         if released is None or released[1] == role == "control":
             return 0.0
@@ -586,15 +680,15 @@ class EchoServer:
         if now < pending.deadline:
             return 0
         session = pending.action.session_id
-        del self._pending[session]
+        self._drop_pending(session, now)
         logger.error("duologue %d: could not open its channels within %.1f s (%s)",
                      session, self.options.create_timeout, why)
         self._execute(self._core.create_failed(session, now), now)
         return 1
 
     def _close_duologue(self, session: int, now: float) -> None:
-        if self._pending.pop(session, None) is not None:
-            return  # nothing was opened; its CONNECT is dropped with it
+        if self._drop_pending(session, now):
+            return  # its CONNECT is dropped with it
         d = self._duologues.pop(session, None)
         if d is None:
             return
@@ -606,11 +700,11 @@ class EchoServer:
             self._closing[session] = d  # closed once its last replies are out
             self._release(d.control_port, "control", math.inf)
         else:
-            self._close_publication(d, now)
+            self._close_publication(d.pub, d.control_port, now)
 
-    def _close_publication(self, d: _Duologue, now: float) -> None:
-        d.pub.close()
-        self._release(d.control_port, "control", now + self.options.linger + _PUB_RELEASE_EXTRA)
+    def _close_publication(self, pub: Publication, control_port: int, now: float) -> None:
+        pub.close()
+        self._release(control_port, "control", now + self.options.linger + _PUB_RELEASE_EXTRA)
 
     def _reject(self, action: RejectImage) -> None:
         tracked = self._images.get(action.image_id)
@@ -643,7 +737,7 @@ class EchoServer:
             work += sent
             if failure is not None or not d.outbox:
                 del self._closing[session]
-                self._close_publication(d, now)
+                self._close_publication(d.pub, d.control_port, now)
         return work
 
     # ---- blocklist
@@ -674,7 +768,13 @@ class EchoServer:
             if self._aeron is not None and not self._aeron.is_closed:
                 now = time.monotonic()
                 self._execute(self._core.shutdown(now), now)
+                for session in list(self._pending):
+                    self._drop_pending(session, now)
                 self._drain(now + min(self.options.send_timeout, 1.0))
+                if self._orphans:
+                    logger.warning("%d duologue channel adds still unanswered at shutdown; the client's "
+                                   "close frees them", len(self._orphans))
+                    self._orphans.clear()
                 for d in self._closing.values():
                     d.pub.close()
                 self._closing.clear()
@@ -695,8 +795,10 @@ class EchoServer:
                 logger.info("echo server stopped; driver directory %s removed", self.driver_dir)
 
     def _drain(self, deadline: float) -> None:
-        """Give queued replies and broadcasts a bounded chance to leave."""
+        """Give queued replies and broadcasts a bounded chance to leave, and orphaned
+        attempts to be answered (the client's close frees what is left)."""
         assert self._aeron is not None
         idle = BackoffIdleStrategy(max_park_ns=1_000_000)
-        while (self._closing or self._broadcast_out) and time.monotonic() < deadline:
-            idle.idle(self._aeron.do_work() + self._flush(time.monotonic()))
+        while (self._closing or self._broadcast_out or self._orphans) and time.monotonic() < deadline:
+            now = time.monotonic()
+            idle.idle(self._aeron.do_work() + self._flush(now) + self._reap_orphans(now))

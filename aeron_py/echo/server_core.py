@@ -204,6 +204,7 @@ class DuologueInfo:
     msgs_out: int
     bytes_in: int
     bytes_out: int
+    images: int = 0  # client images on its subscription, served or not (wrong IP)
 
 
 @dataclass(frozen=True)
@@ -283,7 +284,7 @@ class EchoServerCore:
             session_id=d.session_id, initial_session=d.initial_session, owner_ip=d.owner_ip,
             data_port=d.data_port, control_port=d.control_port, created_at=d.created_at,
             connected=any(d.images.values()), msgs_in=d.msgs_in, msgs_out=d.msgs_out,
-            bytes_in=d.bytes_in, bytes_out=d.bytes_out,
+            bytes_in=d.bytes_in, bytes_out=d.bytes_out, images=len(d.images),
         )
 
     # ---- all-clients channel
