@@ -22,13 +22,13 @@ LABELS = {"aeron_py": "aeron_py (offer per message)", "aeron_py_offer_batch": "a
 def _rtt_panel(ax: Any, cases: list[dict[str, Any]], transport: str) -> None:
     picked = [c for c in cases if c["transport"] == transport]
     groups = [(c, p) for c in picked for p in PERCENTILES]
-    width = 0.27
-    for k, impl in enumerate(("c", "aeron_py", "aeron_py_offer_batch")):
+    width = 0.38
+    for k, impl in enumerate(("c", "aeron_py")):
         xs, heights = [], []
         for i, (case, pct) in enumerate(groups):
             value = (case[impl].get("rtt_us") or {}).get(pct)
             if value is not None:
-                xs.append(i + (k - 1) * width)
+                xs.append(i + (k - 0.5) * width)
                 heights.append(value)
         ax.bar(xs, heights, width, color=COLOURS[impl], label=LABELS[impl])
         for x, h in zip(xs, heights):
