@@ -6,6 +6,8 @@
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import subprocess
 import threading
 import time
@@ -22,9 +24,10 @@ class ChildProcess:
     if it has not exited within ``stop_timeout`` seconds.
     """
 
-    def __init__(self, command: Sequence[str], stop_timeout: float = 5.0) -> None:
+    def __init__(self, command: Sequence[str], stop_timeout: float = 5.0, cwd: str | os.PathLike[str] | None = None) -> None:
         self.command: list[str] = list(command)
         self.stop_timeout = stop_timeout
+        self.cwd = cwd
         self.stdout_lines: list[str] = []
         self.stderr_lines: list[str] = []
         self._proc: subprocess.Popen[str] | None = None
@@ -48,6 +51,7 @@ class ChildProcess:
             encoding="utf-8",
             errors="replace",
             bufsize=1,
+            cwd=self.cwd,
         )
         assert self._proc.stdout is not None and self._proc.stderr is not None
         self._readers = [
@@ -79,13 +83,13 @@ class ChildProcess:
     ) -> None:
         self.stop()
 
-    def stop(self) -> int | None:
-        """Terminate (SIGTERM), wait up to ``stop_timeout`` s, then kill; returns the exit code."""
+    def stop(self, sig: int = signal.SIGTERM) -> int | None:
+        """Send ``sig``, wait up to ``stop_timeout`` s, then kill; returns the exit code."""
         proc = self._proc
         if proc is None:
             return None
         if proc.poll() is None:
-            proc.terminate()
+            proc.send_signal(sig)
             try:
                 proc.wait(timeout=self.stop_timeout)
             except subprocess.TimeoutExpired:

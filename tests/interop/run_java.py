@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Sequence
+
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from processes import ChildProcess  # noqa: E402

@@ -4,17 +4,16 @@ from __future__ import annotations
 import json
 import os
 import re
-import select
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from aeron_py.blocklist import Blocklist, Entry
 from aeron_py.telemetry import read_events
+from processes import ChildProcess
 from echo_harness import HOST, PortBlocks, udp_port_free, make_server, raw_peer, wait_idle, wait_until
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.integration]
@@ -22,51 +21,21 @@ pytestmark = [pytest.mark.timeout(60), pytest.mark.integration]
 BLOCKS = PortBlocks(27000, 30000)
 
 
-class Spawned:
-    """A ``python -m`` child with stdout piped and stderr in a file."""
+def spawn(tmp_path: Path, module: str, *args: str) -> ChildProcess:
+    """A started ``python -m module`` child running in ``tmp_path``."""
+    return ChildProcess([sys.executable, "-m", module, *args], stop_timeout=15.0, cwd=tmp_path).start()
 
-    def __init__(self, tmp_path: Path, module: str, *args: str, name: str = "child") -> None:
-        self.stderr_path = tmp_path / f"{name}.stderr"
-        self._stderr = open(self.stderr_path, "wb")
-        self.proc = subprocess.Popen([sys.executable, "-m", module, *args], cwd=tmp_path,
-                                     stdout=subprocess.PIPE, stderr=self._stderr)
-        self._buffer = b""
 
-    def wait_line(self, pattern: str, timeout: float = 15.0) -> re.Match[str]:
-        """The first stdout line matching ``pattern``, read with a deadline."""
-        assert self.proc.stdout is not None
-        deadline = time.monotonic() + timeout
-        while True:
-            *lines, self._buffer = self._buffer.split(b"\n")
-            for line in lines:
-                match = re.fullmatch(pattern, line.decode())
-                if match:
-                    return match
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or self.proc.poll() is not None and not select.select([self.proc.stdout], [], [], 0)[0]:
-                raise AssertionError(f"no stdout line matching {pattern!r}; stderr: {self.stderr()[-2000:]}")
-            if select.select([self.proc.stdout], [], [], min(remaining, 0.2))[0]:
-                chunk = os.read(self.proc.stdout.fileno(), 4096)
-                self._buffer += chunk if chunk else b""
+def wait_line(child: ChildProcess, pattern: str, timeout: float = 15.0) -> re.Match[str]:
+    """The child's first READY line, which must match ``pattern`` in full."""
+    line = child.wait_for_line("READY", timeout)
+    match = re.fullmatch(pattern, line)
+    assert match, f"{line!r} does not match {pattern!r}"
+    return match
 
-    def stderr(self) -> str:
-        return self.stderr_path.read_text(errors="replace")
 
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 15.0) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-        try:
-            return self.proc.wait(timeout)
-        finally:
-            self.close()
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(5)
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
-        self._stderr.close()
+def stderr_of(child: ChildProcess) -> str:
+    return "\n".join(child.stderr_lines)
 
 
 def run_cli(tmp_path: Path, module: str, *args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
@@ -83,26 +52,26 @@ def driver_dir(stderr: str) -> str:
 def test_server_without_arguments_serves_on_defaults(tmp_path: Path) -> None:
     if not (udp_port_free(9000) and udp_port_free(9001)):
         pytest.skip("default ports 9000/9001 are in use on this machine")
-    server = Spawned(tmp_path, "aeron_py.echo_server", name="server")
+    server = spawn(tmp_path, "aeron_py.echo_server")
     try:
-        server.wait_line(r"READY 127\.0\.0\.1 9000 9001")
+        wait_line(server, r"READY 127\.0\.0\.1 9000 9001")
         client = run_cli(tmp_path, "aeron_py.echo_client", HOST, "9000", "9001", "--count", "2", "--timeout", "10")
         assert client.returncode == 0, client.stderr
         assert client.stdout.startswith("OK 2 echoes")
         assert server.stop(signal.SIGTERM) == 0
     finally:
-        server.close()
-    directory = driver_dir(server.stderr())
+        server.stop()
+    directory = driver_dir(stderr_of(server))
     assert directory.startswith("/") and not os.path.exists(directory)
 
 
 def test_server_positional_form_and_sigint(tmp_path: Path) -> None:
     ports = BLOCKS.take(4)
     aeron_dir = tmp_path / "server-aeron"
-    server = Spawned(tmp_path, "aeron_py.echo_server", str(aeron_dir), HOST, str(ports.port), str(ports.control),
-                     str(ports.base), "4", name="server")
+    server = spawn(tmp_path, "aeron_py.echo_server", str(aeron_dir), HOST, str(ports.port), str(ports.control),
+                   str(ports.base), "4")
     try:
-        server.wait_line(rf"READY 127\.0\.0\.1 {ports.port} {ports.control}")
+        wait_line(server, rf"READY 127\.0\.0\.1 {ports.port} {ports.control}")
         assert (aeron_dir / "cnc.dat").exists()
         client = run_cli(tmp_path, "aeron_py.echo_client", str(tmp_path / "client-aeron"), HOST, str(ports.port),
                          str(ports.control), "--count", "3", "--message", "héllo")
@@ -110,7 +79,7 @@ def test_server_positional_form_and_sigint(tmp_path: Path) -> None:
         assert not (tmp_path / "client-aeron").exists()
         assert server.stop(signal.SIGINT) == 0
     finally:
-        server.close()
+        server.stop()
     assert not aeron_dir.exists()
 
 
@@ -134,21 +103,20 @@ def test_sighup_reloads_the_blocklist(tmp_path: Path) -> None:
     ports = BLOCKS.take(8)
     path = tmp_path / "blocklist.txt"
     Blocklist.write(path, [Entry.create("10.9.9.9", None, "someone else")])
-    server = Spawned(tmp_path, "aeron_py.echo_server", "--port", str(ports.port), "--control-port",
-                     str(ports.control), "--base-port", str(ports.base), "--clients", "8", "--blocklist", str(path),
-                     name="server")
+    server = spawn(tmp_path, "aeron_py.echo_server", "--port", str(ports.port), "--control-port",
+                   str(ports.control), "--base-port", str(ports.base), "--clients", "8", "--blocklist", str(path))
     client_args = (HOST, str(ports.port), str(ports.control), "--count", "1", "--interface", "127.0.0.2")
     try:
-        server.wait_line(rf"READY 127\.0\.0\.1 {ports.port} {ports.control}")
+        wait_line(server, rf"READY 127\.0\.0\.1 {ports.port} {ports.control}")
         assert run_cli(tmp_path, "aeron_py.echo_client", *client_args).returncode == 0
         Blocklist.write(path, [Entry.create("127.0.0.2", None, "caught")])
-        server.proc.send_signal(signal.SIGHUP)
-        wait_until(lambda: "blocklist reloaded" in server.stderr(), 10, "the server to reload its blocklist")
+        os.kill(server.pid, signal.SIGHUP)
+        wait_until(lambda: "blocklist reloaded" in stderr_of(server), 10, "the server to reload its blocklist")
         refused = run_cli(tmp_path, "aeron_py.echo_client", *client_args)
         assert refused.returncode == 1 and "too many connections for IP address" in refused.stderr
         assert server.stop() == 0
     finally:
-        server.close()
+        server.stop()
 
 
 def test_server_reports_startup_errors(tmp_path: Path) -> None:
