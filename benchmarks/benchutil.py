@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import atexit
 import itertools
+import json
 import logging
 import math
 import os
@@ -294,3 +295,19 @@ def install_signal_cleanup() -> None:
         raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, _on_term)
+
+
+def run_standalone(measure: Callable[[Any, Any], dict[str, Any]]) -> int:
+    """Run one benchmark on its own: build the C tools, start the shared driver, print JSON.
+
+    ``measure(tools, driver)`` does the work (e.g. ``run_pingpong`` with its options bound).
+    """
+    import c_tools
+    import shared_driver
+
+    install_signal_cleanup()
+    tools = c_tools.build_c_tools()
+    with shared_driver.SharedDriver(tools.aeronmd, LOG_DIR) as driver:
+        result = measure(tools, driver)
+    print(json.dumps(result, indent=1))
+    return 0

@@ -275,15 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     if args.role == "pong":
         return pong_main(args)
-    import c_tools
-    import shared_driver
-
-    benchutil.install_signal_cleanup()
-    tools = c_tools.build_c_tools()
-    with shared_driver.SharedDriver(tools.aeronmd, benchutil.LOG_DIR) as driver:
-        result = run_pingpong(tools, driver, quick=args.quick, rounds=args.rounds)
-    print(json.dumps(result, indent=1))
-    return 0
+    return benchutil.run_standalone(lambda tools, driver: run_pingpong(tools, driver, quick=args.quick, rounds=args.rounds))
 
 
 if __name__ == "__main__":

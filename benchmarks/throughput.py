@@ -310,7 +310,8 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         p.add_argument("--stream", type=int, required=True)
         p.add_argument("--idle", choices=benchutil.IDLE_MODES, required=True)
         p.add_argument("--max-seconds", type=float, required=True)
-        p.add_argument("--offer-batch", action="store_true", help="pub: use Publication.offer_batch")
+        if role == "pub":
+            p.add_argument("--offer-batch", action="store_true", help="use Publication.offer_batch")
         if role == "sub":
             p.add_argument("--fragment-limit", type=int, default=FRAGMENT_LIMIT)
     return parser.parse_args(argv)
@@ -323,15 +324,7 @@ def main(argv: list[str] | None = None) -> int:
         return pub_main(args)
     if args.role == "sub":
         return sub_main(args)
-    import c_tools
-    import shared_driver
-
-    benchutil.install_signal_cleanup()
-    tools = c_tools.build_c_tools()
-    with shared_driver.SharedDriver(tools.aeronmd, benchutil.LOG_DIR) as driver:
-        result = run_throughput(tools, driver, quick=args.quick, rounds=args.rounds)
-    print(json.dumps(result, indent=1))
-    return 0
+    return benchutil.run_standalone(lambda tools, driver: run_throughput(tools, driver, quick=args.quick, rounds=args.rounds))
 
 
 if __name__ == "__main__":
