@@ -1,4 +1,4 @@
-// Aeron's own idle strategies (aeron_idle_strategy_load: "sleeping", "yielding", "backoff",
+// Aeron's own idle strategies (aeron_idle_strategy_load: "sleeping", "yield", "backoff",
 // "noop", "spin"), callable from Python with the GIL released while idling.
 #include "common.hpp"
 
