@@ -2,6 +2,7 @@
 // and the asynchronous adds of publications and subscriptions (aeron_async_add_*).
 #include "common.hpp"
 
+#include <algorithm>
 #include <optional>
 
 namespace aeron_py {
@@ -10,9 +11,24 @@ void ClientState::check_open() const {
     if (closed || aeron == nullptr) throw AeronCallError("the Aeron client is closed", EPIPE);
 }
 
+void ClientState::add_dependent(const std::shared_ptr<ClientDependent> &dependent) {
+    // Amortised clean-up: compact when the list has doubled since the last compaction.
+    if (dependents.size() >= dependents_compact_at) {
+        dependents.erase(std::remove_if(dependents.begin(), dependents.end(),
+                                        [](const std::weak_ptr<ClientDependent> &w) { return w.expired(); }),
+                         dependents.end());
+        dependents_compact_at = 2 * dependents.size() + 8;
+    }
+    dependents.push_back(dependent);
+}
+
 void ClientState::close() {
     if (closed) return;
     closed = true;
+    for (auto &weak : dependents) {
+        if (auto dependent = weak.lock()) dependent->on_client_close();
+    }
+    dependents.clear();
     for (auto &weak : subscriptions) {
         if (auto sub = weak.lock()) {
             sub->release_images();

@@ -49,6 +49,13 @@ struct ImageHandle {
 
 struct ClientState;
 
+// Something that points into memory the client maps (a try_claim region, a zero-copy
+// fragment view): told before aeron_close unmaps it, so it can make itself inert.
+struct ClientDependent {
+    virtual ~ClientDependent() = default;
+    virtual void on_client_close() noexcept = 0;
+};
+
 // Owner of an aeron_subscription_t; images retained through it are released before close.
 struct SubState {
     std::shared_ptr<ClientState> client;
@@ -67,7 +74,11 @@ struct ClientState {
     bool closed = false;
     std::vector<std::unique_ptr<CallbackHolder>> holders;
     std::vector<std::weak_ptr<SubState>> subscriptions;
+    std::vector<std::weak_ptr<ClientDependent>> dependents;
+    size_t dependents_compact_at = 8;
 
+    // Registers `dependent` to be told of close(); drops entries that have expired.
+    void add_dependent(const std::shared_ptr<ClientDependent> &dependent);
     ~ClientState();
     void close();
     void check_open() const;

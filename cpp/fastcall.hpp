@@ -1,0 +1,146 @@
+// Raw METH_FASTCALL methods on pybind11 types, for the few hottest calls only (offer,
+// poll, try_claim and their batch forms). pybind11's dispatcher (argument loaders,
+// overload resolution, a std::function-like thunk) costs on the order of 100 ns per
+// call; a fast-call function costs a type check and a pointer load. Everything else in
+// the extension stays ordinary pybind11. See benchmarks/README.md for the measurement.
+//
+// Rules for a fast function:
+//  * it never lets a C++ exception escape (wrap the body in AERON_PY_FAST_BEGIN/END);
+//  * it gets its C++ object with `self_as<T>()`, which also accepts instances of Python
+//    subclasses of the pybind11 type (aeron_py's public classes subclass them);
+//  * it parses arguments with `FastArgs` (positional and keyword, like a def).
+#pragma once
+
+#include "common.hpp"
+
+#include <pybind11/detail/exception_translation.h>
+
+namespace aeron_py::fast {
+
+// The PyTypeObject pybind11 registered for T (valid after its py::class_ was created).
+template <typename T>
+PyTypeObject *type_of() {
+    static PyTypeObject *type = reinterpret_cast<PyTypeObject *>(py::type::of<T>().ptr());
+    return type;
+}
+
+// The C++ object behind `self`, or nullptr with TypeError set.
+template <typename T>
+T *self_as(PyObject *self) {
+    PyTypeObject *type = type_of<T>();
+    if (!PyObject_TypeCheck(self, type)) {
+        PyErr_Format(PyExc_TypeError, "expected a %s, got %s", type->tp_name, Py_TYPE(self)->tp_name);
+        return nullptr;
+    }
+    auto *inst = reinterpret_cast<py::detail::instance *>(self);
+    if (inst->simple_layout) {
+        if (!inst->simple_holder_constructed || inst->simple_value_holder[0] == nullptr) {
+            PyErr_Format(PyExc_TypeError, "%s object is not initialised", type->tp_name);
+            return nullptr;
+        }
+        return static_cast<T *>(inst->simple_value_holder[0]);
+    }
+    try {
+        return py::handle(self).cast<T *>();
+    } catch (...) {
+        py::detail::try_translate_exceptions();
+        return nullptr;
+    }
+}
+
+// Attach `def` (static storage) to the pybind11 type as a method.
+inline void add_method(py::handle type, PyMethodDef *def) {
+    PyObject *descr = PyDescr_NewMethod(reinterpret_cast<PyTypeObject *>(type.ptr()), def);
+    if (descr == nullptr) throw py::error_already_set();
+    const int rc = PyObject_SetAttrString(type.ptr(), def->ml_name, descr);
+    Py_DECREF(descr);
+    if (rc < 0) throw py::error_already_set();
+}
+
+// Positional + keyword arguments of a METH_FASTCALL | METH_KEYWORDS function, matched to
+// names in order. `get(i)` is the argument or nullptr when not given (borrowed).
+template <size_t N>
+class FastArgs {
+public:
+    FastArgs(const char *function, const char *const (&names)[N]) : function_(function), names_(names) {}
+
+    // False with TypeError set on a bad call (too many, unknown or repeated names, or a
+    // missing required argument among the first `required`).
+    bool parse(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, size_t required) {
+        for (auto &v : values_) v = nullptr;
+        const Py_ssize_t npos = PyVectorcall_NARGS(nargs);
+        if (npos > static_cast<Py_ssize_t>(N)) {
+            PyErr_Format(PyExc_TypeError, "%s() takes at most %zu arguments (%zd given)", function_, N, npos);
+            return false;
+        }
+        for (Py_ssize_t i = 0; i < npos; i++) values_[i] = args[i];
+        if (kwnames != nullptr) {
+            const Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
+            for (Py_ssize_t k = 0; k < nkw; k++) {
+                PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+                size_t slot = N;
+                for (size_t i = 0; i < N; i++) {
+                    if (PyUnicode_CompareWithASCIIString(key, names_[i]) == 0) {
+                        slot = i;
+                        break;
+                    }
+                }
+                if (slot == N) {
+                    PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", function_, key);
+                    return false;
+                }
+                if (values_[slot] != nullptr) {
+                    PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", function_,
+                                 names_[slot]);
+                    return false;
+                }
+                values_[slot] = args[npos + k];
+            }
+        }
+        for (size_t i = 0; i < required; i++) {
+            if (values_[i] == nullptr) {
+                PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", function_, names_[i]);
+                return false;
+            }
+        }
+        return true;
+    }
+
+    PyObject *get(size_t i) const { return values_[i]; }
+
+    // An int argument (or `fallback` when not given); false with an error set otherwise.
+    bool get_long(size_t i, long fallback, long &out) const {
+        if (values_[i] == nullptr) {
+            out = fallback;
+            return true;
+        }
+        out = PyLong_AsLong(values_[i]);
+        if (out == -1 && PyErr_Occurred()) {
+            if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+                PyErr_Clear();
+                PyErr_Format(PyExc_TypeError, "%s(): %s must be an int, not %s", function_, names_[i],
+                             Py_TYPE(values_[i])->tp_name);
+            }
+            return false;
+        }
+        return true;
+    }
+
+private:
+    const char *function_;
+    const char *const (&names_)[N];
+    PyObject *values_[N]{};
+};
+
+}  // namespace aeron_py::fast
+
+// Body guards of a fast function: any C++ exception becomes the Python exception the
+// registered translators make of it (AeronCallError -> AeronError, std::bad_alloc ->
+// MemoryError, ...). Nothing propagates into CPython's C frames.
+#define AERON_PY_FAST_BEGIN try {
+#define AERON_PY_FAST_END                        \
+    }                                            \
+    catch (...) {                                \
+        pybind11::detail::try_translate_exceptions(); \
+        return nullptr;                          \
+    }
