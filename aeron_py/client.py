@@ -12,39 +12,27 @@ from __future__ import annotations
 import atexit
 import logging
 import os
-import time
+import threading
 import weakref
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from . import _aeron
-from .errors import AeronError, AeronTimeoutError, ClientClosedError
-from .idle import BackoffIdleStrategy
+from .errors import AeronError, ClientClosedError
 from .publication import ExclusivePublication, Publication
 from .stat import Counter, counters_from
-from .subscription import ImageHandler, Subscription, wrap_image_handler
+from .subscription import ImageHandler, Subscription
+from .waiting import wait_for
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 ErrorHandler = Callable[[int, str], Any]
 _live: "weakref.WeakSet[Aeron]" = weakref.WeakSet()
 
+#: How long the event thread waits for conductor events before checking its client still exists.
+EVENT_WAIT_S = 0.5
 
-def wait_for(poll: Callable[[], T | None], timeout: float, what: str,
-             work: Callable[[], int] | None = None) -> T:
-    """Call ``poll`` until it returns something other than None/False, for at most ``timeout`` s.
-
-    ``work`` (the client's conductor duty cycle in invoker mode) runs between polls.
-    """
-    idle = BackoffIdleStrategy(max_park_ns=1_000_000)
-    deadline = time.monotonic() + timeout
-    while True:
-        result = poll()
-        if result is not None and result is not False:
-            return result
-        if time.monotonic() >= deadline:
-            raise AeronTimeoutError(f"{what}: no answer from the media driver within {timeout} s")
-        idle.idle(work() if work is not None else 0)
+__all__ = ["Aeron", "PendingAdd", "wait_for"]
 
 
 class PendingAdd(Generic[T]):
@@ -94,9 +82,15 @@ class Aeron:
     ``dir``: the driver's directory (default: ``driver.dir``, then ``$AERON_DIR``, then
     Aeron's default path).  ``timeout``: how long to wait for the driver at start
     (``driver_timeout_ms``).  ``resource_timeout``: default bound for adds.
-    ``error_handler(errcode, message)`` runs on the client conductor thread (default:
-    log at ERROR).  ``use_conductor_agent_invoker=True`` runs no thread: call
-    :meth:`do_work` from your loop; callbacks then run there.
+    ``error_handler(errcode, message)``: client errors (default: log at ERROR).
+    ``use_conductor_agent_invoker=True`` runs no conductor thread: call :meth:`do_work`
+    from your loop.
+
+    Callbacks (``error_handler``, ``on_available_image``, ``on_unavailable_image``) never
+    run on Aeron's conductor thread, which never waits for the GIL: it queues events, and
+    they are delivered on a Python thread named ``aeron-py-events-<client id>`` (or, with
+    the agent invoker, at the end of :meth:`do_work`), and by :meth:`poll_events` in both
+    modes.  Nothing is delivered after :meth:`close`.
     """
 
     def __init__(self, dir: str | os.PathLike[str] | None = None, *, driver: Any = None,
@@ -119,6 +113,11 @@ class Aeron:
             raise type(exc)(f"cannot connect to a media driver in {self._dir!r}: {exc}") from None
         self._work = self._client.main_do_work if use_conductor_agent_invoker else None
         _live.add(self)
+        self._events: threading.Thread | None = None
+        if not use_conductor_agent_invoker:
+            self._events = threading.Thread(target=_deliver_events, args=(weakref.ref(self),),
+                                            name=f"aeron-py-events-{self._client.client_id}", daemon=True)
+            self._events.start()
 
     @property
     def dir(self) -> str:
@@ -137,7 +136,13 @@ class Aeron:
         """One conductor duty cycle (``aeron_main_do_work``); only with the agent invoker."""
         if not self._invoker:
             raise AeronError("do_work() needs Aeron(use_conductor_agent_invoker=True)")
-        return self._client.main_do_work()
+        work: int = self._client.main_do_work()
+        self._client.deliver_events(0.0)
+        return work
+
+    def poll_events(self) -> None:
+        """Deliver queued error/image events to their callbacks now, on this thread."""
+        self._client.deliver_events(0.0)
 
     def _wait(self, pending: PendingAdd[T], timeout: float | None) -> T:
         return wait_for(pending.poll, self.resource_timeout if timeout is None else timeout, pending.description,
@@ -161,9 +166,12 @@ class Aeron:
                                on_unavailable_image: ImageHandler | None = None) -> PendingAdd[Subscription]:
         """Start adding a subscription without waiting; see :meth:`add_subscription` for the callbacks."""
         uri = _channel(channel)
-        raw = self._require().async_add_subscription(
-            uri, stream_id, wrap_image_handler(on_available_image), wrap_image_handler(on_unavailable_image))
-        return PendingAdd(raw, lambda r: Subscription(r, self._work), f"add_subscription({uri!r}, {stream_id})")
+        raw = self._require().async_add_subscription(uri, stream_id, on_available_image, on_unavailable_image)
+        return PendingAdd(raw, self._subscription, f"add_subscription({uri!r}, {stream_id})")
+
+    def _subscription(self, sub: Subscription) -> Subscription:
+        sub._work = self._work
+        return sub
 
     def add_publication(self, channel: object, stream_id: int, *, timeout: float | None = None) -> Publication:
         """A concurrent publication, waiting (bounded) for the driver."""
@@ -180,8 +188,9 @@ class Aeron:
                          timeout: float | None = None) -> Subscription:
         """A subscription, waiting (bounded) for the driver.
 
-        Image callbacks run on the client conductor thread (or in :meth:`do_work`):
-        keep them short and do not call back into the client from them.
+        Image callbacks get snapshot :class:`~aeron_py.Image` objects and run on the
+        client's event thread (or in :meth:`do_work`); see :class:`Aeron`.  They live
+        until the subscription is closed.
         """
         return self._wait(self.async_add_subscription(channel, stream_id, on_available_image=on_available_image,
                                                       on_unavailable_image=on_unavailable_image), timeout)
@@ -191,7 +200,11 @@ class Aeron:
         return counters_from(self._require().counters_reader())
 
     def close(self) -> None:
-        """``aeron_close``: closes every publication and subscription made here. Idempotent."""
+        """``aeron_close``: closes every publication and subscription made here. Idempotent.
+
+        Called from a fragment handler, or from another thread while a poll runs, the C
+        close is deferred until that poll returns; the client reports closed at once.
+        """
         _live.discard(self)
         self._client.close()
 
@@ -208,6 +221,23 @@ class Aeron:
 
     def __repr__(self) -> str:
         return f"<Aeron dir={self._dir!r}{' closed' if self._client.is_closed else ''}>"
+
+
+def _deliver_events(client: "weakref.ref[Aeron]") -> None:
+    """Body of a client's event thread: deliver conductor events until the client is closed or gone."""
+    while True:
+        aeron = client()
+        if aeron is None:
+            return
+        raw = aeron._client
+        del aeron  # only the raw client is held while waiting: the Aeron object can be collected
+        try:
+            if not raw.deliver_events(EVENT_WAIT_S):
+                return
+        except Exception:  # a callback error is reported by the extension; this is a bug guard
+            logger.exception("aeron_py event delivery failed")
+            return
+        del raw
 
 
 @atexit.register

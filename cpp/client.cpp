@@ -2,6 +2,8 @@
 // and the asynchronous adds of publications and subscriptions (aeron_async_add_*).
 #include "common.hpp"
 
+#include "client_events.hpp"
+
 #include <algorithm>
 #include <optional>
 
@@ -25,64 +27,66 @@ void ClientState::add_dependent(const std::shared_ptr<ClientDependent> &dependen
 void ClientState::close() {
     if (closed) return;
     closed = true;
+    if (polling > 0) {
+        close_pending = true;  // a handler (or another thread) closed us mid-poll
+        return;
+    }
+    close_now();
+}
+
+void ClientState::finish_deferred() noexcept {
+    if (!close_pending || polling > 0) return;
+    close_pending = false;
+    close_now();
+}
+
+void ClientState::close_now() noexcept {
+    closed = true;
+    close_pending = false;
+    const bool python = python_alive();
     for (auto &weak : dependents) {
         if (auto dependent = weak.lock()) dependent->on_client_close();
     }
     dependents.clear();
-    for (auto &weak : subscriptions) {
-        if (auto sub = weak.lock()) {
+    for (auto &entry : subscriptions) {
+        if (auto sub = entry.second.lock()) {
             sub->release_images();
             sub->closed = true;  // aeron_close frees it
+            sub->close_pending = false;
         }
     }
     subscriptions.clear();
-    {
-        py::gil_scoped_release release;  // the conductor thread may be waiting for the GIL
+    if (python) {
+        py::gil_scoped_release release;  // aeron_close joins the conductor thread
+        if (aeron != nullptr) aeron_close(aeron);
+        if (context != nullptr) aeron_context_close(context);
+    } else {
+        // Finalizing: the conductor never needs the GIL, so closing with it held is safe.
         if (aeron != nullptr) aeron_close(aeron);
         if (context != nullptr) aeron_context_close(context);
     }
     aeron = nullptr;
     context = nullptr;
-    holders.clear();  // safe now: no thread can call back any more
+    events.close();  // no thread can push any more
+    if (python) {
+        // Move out first: a callback's __del__ may run Python that looks at this state.
+        auto callbacks = std::move(image_callbacks);
+        image_callbacks.clear();
+        py::object handler = std::move(error_handler);
+    } else {
+        for (auto &entry : image_callbacks) {  // leaked: Python objects must not be touched now
+            entry.second.on_available.release();
+            entry.second.on_unavailable.release();
+        }
+        error_handler.release();
+    }
 }
 
 ClientState::~ClientState() {
-    if (!closed && python_alive()) close();
+    if (aeron != nullptr || context != nullptr) close_now();
 }
 
 namespace {
-
-void on_error(void *clientd, int errcode, const char *message) {
-    if (!python_alive()) return;
-    py::gil_scoped_acquire gil;
-    auto *holder = static_cast<CallbackHolder *>(clientd);
-    try {
-        holder->first(errcode, std::string(message != nullptr ? message : ""));
-    } catch (py::error_already_set &e) {
-        e.discard_as_unraisable("aeron_py error handler");
-    }
-}
-
-void on_image(py::object &callback, aeron_image_t *image) {
-    if (!callback || callback.is_none() || !python_alive()) return;
-    try {
-        callback(make_image_snapshot(image));
-    } catch (py::error_already_set &e) {
-        e.discard_as_unraisable("aeron_py image handler");
-    }
-}
-
-void on_available_image(void *clientd, aeron_subscription_t *, aeron_image_t *image) {
-    if (!python_alive()) return;
-    py::gil_scoped_acquire gil;
-    on_image(static_cast<CallbackHolder *>(clientd)->first, image);
-}
-
-void on_unavailable_image(void *clientd, aeron_subscription_t *, aeron_image_t *image) {
-    if (!python_alive()) return;
-    py::gil_scoped_acquire gil;
-    on_image(static_cast<CallbackHolder *>(clientd)->second, image);
-}
 
 // One template for the three aeron_async_add_* shapes: poll until the driver answers.
 template <typename Async, typename Handle, int (*Poll)(Handle **, Async *),
@@ -100,6 +104,7 @@ public:
         const int rc = Poll(&handle, async_);
         if (rc < 0) {
             async_ = nullptr;  // freed by the client on error
+            client_->image_callbacks.erase(registration_id_);
             throw_aeron_error("aeron_async_add_poll");
         }
         if (rc == 0 || handle == nullptr) return py::none();
@@ -161,8 +166,8 @@ public:
         check(aeron_context_set_use_conductor_agent_invoker(ctx, use_conductor_agent_invoker),
               "aeron_context_set_use_conductor_agent_invoker");
         if (!error_handler.is_none()) {
-            state_->holders.push_back(std::make_unique<CallbackHolder>(CallbackHolder{error_handler, py::none()}));
-            check(aeron_context_set_error_handler(ctx, on_error, state_->holders.back().get()),
+            state_->error_handler = error_handler;
+            check(aeron_context_set_error_handler(ctx, on_error_event, &state_->events),
                   "aeron_context_set_error_handler");
         }
         int rc;
@@ -189,6 +194,13 @@ public:
     }
 
     void close() { state_->close(); }
+
+    bool deliver_events(double timeout_s) {
+        if (state_->closed) return false;
+        return state_->deliver_events(timeout_s);
+    }
+
+    uint64_t lost_events() const { return state_->events.lost(); }
     bool is_closed() const { return state_->closed || aeron_is_closed(state_->aeron); }
 
     AsyncAddPublication async_add_publication(const std::string &channel, int32_t stream_id) {
@@ -210,13 +222,15 @@ public:
     AsyncAddSubscription async_add_subscription(const std::string &channel, int32_t stream_id,
                                                 py::object on_available, py::object on_unavailable) {
         state_->check_open();
-        state_->holders.push_back(std::make_unique<CallbackHolder>(CallbackHolder{on_available, on_unavailable}));
-        void *clientd = state_->holders.back().get();
+        void *clientd = &state_->events;
         aeron_async_add_subscription_t *async = nullptr;
-        if (aeron_async_add_subscription(&async, state_->aeron, channel.c_str(), stream_id, on_available_image,
-                                         clientd, on_unavailable_image, clientd) < 0)
+        if (aeron_async_add_subscription(&async, state_->aeron, channel.c_str(), stream_id, on_available_image_event,
+                                         clientd, on_unavailable_image_event, clientd) < 0)
             throw_aeron_error("aeron_async_add_subscription");
-        return {state_, async, aeron_async_add_subscription_get_registration_id(async)};
+        const int64_t registration_id = aeron_async_add_subscription_get_registration_id(async);
+        if (!on_available.is_none() || !on_unavailable.is_none())
+            state_->image_callbacks[registration_id] = ImageCallbacks{on_available, on_unavailable};
+        return {state_, async, registration_id};
     }
 
     int main_do_work() {
@@ -279,7 +293,13 @@ void init_client(py::module_ &m) {
              py::arg("idle_sleep_duration_ns") = py::none(), py::arg("pre_touch_mapped_memory") = py::none(),
              py::arg("use_conductor_agent_invoker") = false, py::arg("client_name") = py::none(),
              py::arg("error_handler") = py::none())
-        .def("close", &Client::close, "aeron_close + aeron_context_close; idempotent.")
+        .def("close", &Client::close,
+             "aeron_close + aeron_context_close; idempotent. Deferred until a poll in progress returns.")
+        .def("deliver_events", &Client::deliver_events, py::arg("timeout"),
+             "Calls the error/image callbacks for events the conductor queued, waiting up to `timeout` s "
+             "(GIL released) for some. False once the client is closed.")
+        .def_property_readonly("lost_events", &Client::lost_events,
+                               "Conductor events dropped because they could not be queued (out of memory).")
         .def_property_readonly("is_closed", &Client::is_closed, "aeron_is_closed")
         .def("async_add_publication", &Client::async_add_publication, py::arg("channel"), py::arg("stream_id"),
              "aeron_async_add_publication")

@@ -5,12 +5,16 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 extern "C" {
@@ -31,20 +35,63 @@ public:
 // Throws AeronCallError built from aeron_errcode()/aeron_errmsg(), prefixed with the call.
 [[noreturn]] void throw_aeron_error(const char *call);
 
-// Calls a Python callable from a C callback thread; exceptions go to sys.unraisablehook.
-// Returns false when the interpreter is finalizing (the call is skipped).
+// False while the interpreter is finalizing: Python objects must not be touched then.
 bool python_alive();
 
-// A callback target kept alive until the client that may call it is closed.
-struct CallbackHolder {
-    py::object first;
-    py::object second;
+// What aeron_image_constants says about an image, copied (no pointer into the client).
+struct ImageConstants {
+    std::string source_identity;
+    int64_t correlation_id = 0;
+    int64_t join_position = 0;
+    size_t term_buffer_length = 0;
+    size_t mtu_length = 0;
+    int32_t session_id = 0;
+    int32_t initial_term_id = 0;
+};
+
+// One thing the client conductor thread reported: an error, or an image that became
+// available / unavailable on a subscription.
+struct ClientEvent {
+    enum Kind { ERROR, IMAGE_AVAILABLE, IMAGE_UNAVAILABLE } kind = ERROR;
+    int errcode = 0;
+    std::string message;
+    int64_t subscription_id = 0;  // registration id of the subscription (image events)
+    ImageConstants image;
+};
+
+// Events queued by the conductor thread, which never takes the GIL: it only locks `mutex`
+// for a push. The Python side takes them (EventQueue::take) and calls the callbacks;
+// `mutex` is never held while Python runs. Lives as long as its ClientState, which
+// outlives aeron_close (the last moment the conductor can push).
+class EventQueue {
+public:
+    // Conductor thread. Never throws (an event that cannot be stored is counted as lost).
+    void push(ClientEvent &&event) noexcept;
+    // Waits (GIL released by the caller) up to `timeout_s` for events or close; then
+    // moves them out. Returns false once closed and empty.
+    bool wait_and_take(double timeout_s, std::vector<ClientEvent> &out);
+    void close() noexcept;
+    void lose() noexcept { lost_.fetch_add(1, std::memory_order_relaxed); }
+    uint64_t lost() const noexcept { return lost_.load(std::memory_order_relaxed); }
+
+private:
+    std::mutex mutex_;
+    std::condition_variable ready_;
+    std::vector<ClientEvent> events_;
+    bool closed_ = false;
+    std::atomic<uint64_t> lost_{0};
+};
+
+// A subscription's image callbacks, kept from its async add until it is closed.
+struct ImageCallbacks {
+    py::object on_available;
+    py::object on_unavailable;
 };
 
 // An image this binding retained (aeron_subscription_image_at_index / _by_session_id).
 struct ImageHandle {
     aeron_image_t *image = nullptr;
-    bool released = false;
+    bool released = false;  // by the user (the C release may be deferred while polling)
 };
 
 struct ClientState;
@@ -57,23 +104,38 @@ struct ClientDependent {
 };
 
 // Owner of an aeron_subscription_t; images retained through it are released before close.
+// While a poll of the subscription or of one of its images runs (`polling`), closing it
+// or releasing one of its images only marks them; the C calls run when the poll returns.
 struct SubState {
     std::shared_ptr<ClientState> client;
     aeron_subscription_t *subscription = nullptr;
-    bool closed = false;
-    std::vector<std::weak_ptr<ImageHandle>> retained;
+    int64_t registration_id = 0;
+    bool closed = false;         // no further calls (closed by the user or with the client)
+    bool close_pending = false;  // aeron_subscription_close deferred until the poll returns
+    int polling = 0;
+    std::unordered_set<std::shared_ptr<ImageHandle>> retained;
+    std::vector<std::shared_ptr<ImageHandle>> release_pending;
 
-    void release_images();
+    void retain(const std::shared_ptr<ImageHandle> &handle);
+    void release(const std::shared_ptr<ImageHandle> &handle);  // deferred while polling
+    void release_images() noexcept;
+    void close();                  // deferred while polling
+    void finish_deferred() noexcept;  // after the last poll returned
     void check_open() const;
 };
 
 // Owner of an aeron_context_t + aeron_t; every handle made through it checks `closed`.
+// close() during a poll (from a handler or another thread) is deferred until the poll returns.
 struct ClientState {
     aeron_context_t *context = nullptr;
     aeron_t *aeron = nullptr;
     bool closed = false;
-    std::vector<std::unique_ptr<CallbackHolder>> holders;
-    std::vector<std::weak_ptr<SubState>> subscriptions;
+    bool close_pending = false;
+    int polling = 0;
+    EventQueue events;
+    py::object error_handler;
+    std::unordered_map<int64_t, ImageCallbacks> image_callbacks;  // by subscription registration id
+    std::unordered_map<int64_t, std::weak_ptr<SubState>> subscriptions;
     std::vector<std::weak_ptr<ClientDependent>> dependents;
     size_t dependents_compact_at = 8;
 
@@ -81,7 +143,13 @@ struct ClientState {
     void add_dependent(const std::shared_ptr<ClientDependent> &dependent);
     ~ClientState();
     void close();
+    void finish_deferred() noexcept;
     void check_open() const;
+    // Calls the Python callbacks for queued events (GIL held); waits up to timeout_s first.
+    bool deliver_events(double timeout_s);
+
+private:
+    void close_now() noexcept;
 };
 
 // aeron_async_destination_t of a publication or subscription; `poll_fn` is the matching
@@ -109,40 +177,11 @@ private:
     PollFn poll_fn_;
 };
 
-// Poll plumbing shared by Subscription and Image (fragment.cpp).
-struct PollContext {
-    PyObject *handler = nullptr;  // borrowed for the duration of one poll
-    PyObject *batch = nullptr;    // list to append bytes to instead of calling a handler
-    bool controlled = false;      // handler's return value is an action
-    bool with_header = true;      // handler(buffer, header) or handler(buffer)
-    bool failed = false;          // handler raised: error is in `error`
-    py::object error_type, error_value, error_tb;
-};
-
-aeron_controlled_fragment_handler_action_t on_fragment(
-    void *clientd, const uint8_t *buffer, size_t length, aeron_header_t *header);
-
-// Wraps aeron_controlled_fragment_assembler_t: reassembles fragmented messages per session.
-class FragmentAssembler {
-public:
-    FragmentAssembler();
-    ~FragmentAssembler();
-    FragmentAssembler(const FragmentAssembler &) = delete;
-    FragmentAssembler &operator=(const FragmentAssembler &) = delete;
-    aeron_controlled_fragment_assembler_t *assembler = nullptr;
-    PollContext context;
-};
-
-// Runs `poll` (which calls aeron_*_controlled_poll with the right handler/clientd), then
-// re-raises a handler's exception. The handler pointer fields of the context are set here.
-int run_poll(PollContext &context, FragmentAssembler *assembler,
-             const std::function<int(aeron_controlled_fragment_handler_t, void *)> &poll);
-
 // Factories for handles made by a client (defined next to each class).
 py::object make_publication(const std::shared_ptr<ClientState> &client, aeron_publication_t *publication);
 py::object make_exclusive_publication(const std::shared_ptr<ClientState> &client, aeron_exclusive_publication_t *publication);
 py::object make_subscription(const std::shared_ptr<ClientState> &client, aeron_subscription_t *subscription);
-py::object make_image_snapshot(aeron_image_t *image);
+py::object make_image_snapshot(const ImageConstants &constants);
 // `check` raises when the owner (client or CnC) has been closed.
 py::object make_counters_reader(py::object owner, std::function<void()> check, aeron_counters_reader_t *reader);
 

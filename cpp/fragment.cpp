@@ -1,26 +1,27 @@
-// Fragments: the header of a received frame (aeron_header_values), the fragment handler that
-// calls Python, and reassembly (aeron_controlled_fragment_assembler_*). Payloads reach Python
-// as `bytes` copies: a handler can keep them, so no view of the log buffer ever escapes.
-#include "common.hpp"
+// Fragments: the C fragment handler that calls Python (PyObject_Vectorcall, no allocation for
+// the header), reassembly (aeron_controlled_fragment_assembler_*), argument parsing for the
+// fast poll methods, and the end-of-poll work (deferred closes). Payloads reach Python as
+// `bytes` copies by default; with zero_copy=True as a read-only memoryview of the log that
+// is dead (it and every slice raise ValueError) once the handler returns.
+#include "poll.hpp"
+
+#include "dead_view.hpp"
+#include "fastcall.hpp"
+#include "header_view.hpp"
 
 namespace aeron_py {
 
 namespace {
 
-// Copy of aeron_header_values_t + aeron_header_position for one fragment.
-struct Header {
-    aeron_header_values_t values{};
-    int64_t position = 0;
-};
-
 // Moves the pending Python exception into the context (re-raised by run_poll).
 void capture_error(PollContext *context) {
     context->failed = true;
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
-    context->error_type = py::reinterpret_steal<py::object>(type);
-    context->error_value = py::reinterpret_steal<py::object>(value);
-    context->error_tb = py::reinterpret_steal<py::object>(tb);
+    PyErr_Fetch(&context->error_type, &context->error_value, &context->error_tb);
+}
+
+bool stopped(const PollContext *context) {
+    return context->failed || context->sub->closed || context->sub->client->closed ||
+           (context->image != nullptr && context->image->released);
 }
 
 }  // namespace
@@ -28,45 +29,59 @@ void capture_error(PollContext *context) {
 aeron_controlled_fragment_handler_action_t on_fragment(void *clientd, const uint8_t *buffer, size_t length,
                                                        aeron_header_t *header) {
     auto *context = static_cast<PollContext *>(clientd);
-    if (context->failed) return AERON_ACTION_ABORT;
-    PyObject *data = PyBytes_FromStringAndSize(reinterpret_cast<const char *>(buffer), static_cast<Py_ssize_t>(length));
+    // Closed from the handler (or another thread) during this poll: leave the rest in the log.
+    if (stopped(context)) return AERON_ACTION_ABORT;
+    const auto size = static_cast<Py_ssize_t>(length);
+    if (context->batch != nullptr) {
+        PyObject *data = PyBytes_FromStringAndSize(reinterpret_cast<const char *>(buffer), size);
+        if (data == nullptr) {
+            capture_error(context);
+            return AERON_ACTION_ABORT;
+        }
+        const int rc = PyList_Append(context->batch, data);
+        Py_DECREF(data);
+        if (rc == 0) return AERON_ACTION_CONTINUE;
+        capture_error(context);
+        return AERON_ACTION_ABORT;
+    }
+    PyObject *data = context->zero_copy
+                         ? dead_view::make(const_cast<uint8_t *>(buffer), size, false)
+                         : PyBytes_FromStringAndSize(reinterpret_cast<const char *>(buffer), size);
     if (data == nullptr) {
         capture_error(context);
         return AERON_ACTION_ABORT;
     }
-    if (context->batch != nullptr) {
-        const int rc = PyList_Append(context->batch, data);
-        Py_DECREF(data);
-        if (rc == 0) return AERON_ACTION_CONTINUE;
-    } else {
-        PyObject *result;
-        if (context->with_header) {
-            auto *copy = new Header();
-            aeron_header_values(header, &copy->values);
-            copy->position = aeron_header_position(header);
-            py::object header_object = py::cast(copy, py::return_value_policy::take_ownership);
-            result = PyObject_CallFunctionObjArgs(context->handler, data, header_object.ptr(), nullptr);
-        } else {
-            result = PyObject_CallOneArg(context->handler, data);
+    PyObject *argv[3] = {nullptr, data, nullptr};
+    size_t nargs = 1;
+    if (context->with_header) {
+        argv[2] = header_view_bind(context->header_view, header);
+        if (argv[2] == nullptr) {
+            Py_DECREF(data);
+            capture_error(context);
+            return AERON_ACTION_ABORT;
         }
-        Py_DECREF(data);
-        if (result != nullptr) {
-            aeron_controlled_fragment_handler_action_t action = AERON_ACTION_CONTINUE;
-            if (context->controlled && result != Py_None) {
-                const long value = PyLong_AsLong(result);
-                if (value >= AERON_ACTION_ABORT && value <= AERON_ACTION_CONTINUE) {
-                    action = static_cast<aeron_controlled_fragment_handler_action_t>(value);
-                } else {
-                    if (!PyErr_Occurred())
-                        PyErr_Format(PyExc_ValueError, "controlled fragment handler returned %ld, not an Action", value);
-                    Py_DECREF(result);
-                    result = nullptr;
-                }
-            }
-            if (result != nullptr) {
+        nargs = 2;
+    }
+    PyObject *result = PyObject_Vectorcall(context->handler, argv + 1, nargs | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
+    if (context->zero_copy) dead_view::kill(data);
+    Py_DECREF(data);
+    if (context->with_header) header_view_unbind(context->header_view);
+    if (result != nullptr) {
+        aeron_controlled_fragment_handler_action_t action = AERON_ACTION_CONTINUE;
+        if (context->controlled && result != Py_None) {
+            const long value = PyLong_AsLong(result);
+            if (value >= AERON_ACTION_ABORT && value <= AERON_ACTION_CONTINUE) {
+                action = static_cast<aeron_controlled_fragment_handler_action_t>(value);
+            } else {
+                if (!PyErr_Occurred())
+                    PyErr_Format(PyExc_ValueError, "controlled fragment handler returned %ld, not an Action", value);
                 Py_DECREF(result);
-                return action;
+                result = nullptr;
             }
+        }
+        if (result != nullptr) {
+            Py_DECREF(result);
+            return action;
         }
     }
     // The handler raised: this fragment counts as delivered, polling stops (BREAK), and the
@@ -75,68 +90,77 @@ aeron_controlled_fragment_handler_action_t on_fragment(void *clientd, const uint
     return AERON_ACTION_BREAK;
 }
 
-FragmentAssembler::FragmentAssembler() {
+Poller::Poller() {
     if (aeron_controlled_fragment_assembler_create(&assembler, on_fragment, &context) < 0)
         throw_aeron_error("aeron_controlled_fragment_assembler_create");
 }
 
-FragmentAssembler::~FragmentAssembler() {
+Poller::~Poller() {
     if (assembler != nullptr) aeron_controlled_fragment_assembler_delete(assembler);
+    if (python_alive()) {
+        Py_CLEAR(context.header_view);
+        Py_CLEAR(context.error_type);
+        Py_CLEAR(context.error_value);
+        Py_CLEAR(context.error_tb);
+    }
 }
 
-int run_poll(PollContext &context, FragmentAssembler *assembler,
-             const std::function<int(aeron_controlled_fragment_handler_t, void *)> &poll) {
-    int count;
-    if (assembler != nullptr) {
-        auto &shared = assembler->context;
-        shared.handler = context.handler;
-        shared.batch = context.batch;
-        shared.controlled = context.controlled;
-        shared.with_header = context.with_header;
-        shared.failed = false;
-        count = poll(aeron_controlled_fragment_assembler_handler, assembler->assembler);
-        shared.handler = nullptr;
-        shared.batch = nullptr;
-        if (shared.failed) {
-            context.failed = true;
-            context.error_type = std::move(shared.error_type);
-            context.error_value = std::move(shared.error_value);
-            context.error_tb = std::move(shared.error_tb);
-        }
+bool parse_poll_args(const char *function, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, bool batch,
+                     long default_limit, PollArgs &out) {
+    static const char *const handler_names[] = {"handler", "fragment_limit", "zero_copy", "with_header"};
+    static const char *const batch_names[] = {"fragment_limit"};
+    long limit;
+    if (batch) {
+        fast::FastArgs<1> parsed(function, batch_names);
+        if (!parsed.parse(args, nargs, kwnames, 0) || !parsed.get_long(0, default_limit, limit)) return false;
     } else {
-        count = poll(on_fragment, &context);
+        fast::FastArgs<4> parsed(function, handler_names);
+        if (!parsed.parse(args, nargs, kwnames, 1) || !parsed.get_long(1, default_limit, limit)) return false;
+        out.handler = parsed.get(0);
+        if (!PyCallable_Check(out.handler)) {
+            PyErr_Format(PyExc_TypeError, "%s(): handler must be callable, not %s", function,
+                         Py_TYPE(out.handler)->tp_name);
+            return false;
+        }
+        for (size_t i = 2; i < 4; i++) {
+            PyObject *flag = parsed.get(i);
+            if (flag == nullptr) continue;
+            const int truth = PyObject_IsTrue(flag);
+            if (truth < 0) return false;
+            (i == 2 ? out.zero_copy : out.with_header) = truth != 0;
+        }
     }
-    if (context.failed) {
-        PyErr_Restore(context.error_type.release().ptr(), context.error_value.release().ptr(),
-                      context.error_tb.release().ptr());
-        throw py::error_already_set();
+    if (limit < 0 || limit > INT32_MAX) {
+        PyErr_Format(PyExc_ValueError, "%s(): fragment_limit must be between 0 and %d, got %ld", function,
+                     INT32_MAX, limit);
+        return false;
     }
-    if (count < 0) throw_aeron_error("aeron_controlled_poll");
-    return count;
+    out.fragment_limit = limit;
+    return true;
+}
+
+void throw_reentrant_poll(const char *call) {
+    PyErr_Format(PyExc_RuntimeError,
+                 "%s: this subscription (or one of its images) is already being polled (re-entrant poll from a "
+                 "handler, or a poll from another thread)",
+                 call);
+    throw py::error_already_set();
+}
+
+void finish_poll(SubState &sub) noexcept {
+    ClientState &client = *sub.client;
+    const bool sub_work = sub.polling == 0 && (sub.close_pending || !sub.release_pending.empty());
+    const bool client_work = client.polling == 0 && client.close_pending;
+    if (!sub_work && !client_work) return;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    if (sub_work) sub.finish_deferred();
+    if (client_work) client.finish_deferred();
+    PyErr_Restore(type, value, tb);
 }
 
 void init_fragment(py::module_ &m) {
-    py::class_<Header>(m, "Header", "A copy of aeron_header_values_t for one fragment (aeron_header_values).")
-        .def_property_readonly("session_id", [](const Header &h) { return h.values.frame.session_id; })
-        .def_property_readonly("stream_id", [](const Header &h) { return h.values.frame.stream_id; })
-        .def_property_readonly("term_id", [](const Header &h) { return h.values.frame.term_id; })
-        .def_property_readonly("term_offset", [](const Header &h) { return h.values.frame.term_offset; })
-        .def_property_readonly("frame_length", [](const Header &h) { return h.values.frame.frame_length; })
-        .def_property_readonly("flags", [](const Header &h) { return h.values.frame.flags; })
-        .def_property_readonly("type", [](const Header &h) { return h.values.frame.type; })
-        .def_property_readonly("reserved_value", [](const Header &h) { return h.values.frame.reserved_value; })
-        .def_property_readonly("initial_term_id", [](const Header &h) { return h.values.initial_term_id; })
-        .def_property_readonly("position", [](const Header &h) { return h.position; }, "aeron_header_position")
-        .def("__repr__", [](const Header &h) {
-            return "<Header session_id=" + std::to_string(h.values.frame.session_id) +
-                   " stream_id=" + std::to_string(h.values.frame.stream_id) +
-                   " position=" + std::to_string(h.position) + ">";
-        });
-
-    py::class_<FragmentAssembler>(m, "FragmentAssembler",
-                                  "aeron_controlled_fragment_assembler_t: reassembles messages larger than the MTU.")
-        .def(py::init<>());
-
+    init_header(m);
     m.attr("ACTION_ABORT") = static_cast<int>(AERON_ACTION_ABORT);
     m.attr("ACTION_BREAK") = static_cast<int>(AERON_ACTION_BREAK);
     m.attr("ACTION_COMMIT") = static_cast<int>(AERON_ACTION_COMMIT);

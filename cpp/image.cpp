@@ -1,88 +1,145 @@
 // Images: aeron_image_t. An Image made by a subscription look-up is retained
-// (aeron_subscription_image_retain semantics) and released on close(); an Image handed to an
-// available/unavailable callback is a snapshot of aeron_image_constants only.
-#include "common.hpp"
-
+// (aeron_subscription_image_at_index / _by_session_id) and released on close(); an Image
+// handed to an available/unavailable callback is a snapshot of aeron_image_constants only.
+// poll / controlled_poll / poll_batch are fast methods (no pybind11 dispatch).
 #include "image.hpp"
+
+#include "fastcall.hpp"
+#include "handover.hpp"
 
 namespace aeron_py {
 
-Image::Image(aeron_image_t *image, std::shared_ptr<SubState> sub, std::shared_ptr<ImageHandle> handle)
-    : sub_(std::move(sub)), handle_(std::move(handle)) {
-    aeron_image_constants_t constants{};
-    if (aeron_image_constants(image, &constants) < 0) throw_aeron_error("aeron_image_constants");
-    source_identity = constants.source_identity != nullptr ? constants.source_identity : "";
-    correlation_id = constants.correlation_id;
-    join_position = constants.join_position;
-    term_buffer_length = constants.term_buffer_length;
-    mtu_length = constants.mtu_length;
-    session_id = constants.session_id;
-    initial_term_id = constants.initial_term_id;
+namespace {
+PyObject *public_image_class = nullptr;  // strong, kept for the life of the process
 }
 
+bool read_image_constants(aeron_image_t *image, ImageConstants &out) noexcept {
+    aeron_image_constants_t constants{};
+    if (aeron_image_constants(image, &constants) < 0) return false;
+    try {
+        out.source_identity = constants.source_identity != nullptr ? constants.source_identity : "";
+    } catch (...) {
+        return false;
+    }
+    out.correlation_id = constants.correlation_id;
+    out.join_position = constants.join_position;
+    out.term_buffer_length = constants.term_buffer_length;
+    out.mtu_length = constants.mtu_length;
+    out.session_id = constants.session_id;
+    out.initial_term_id = constants.initial_term_id;
+    return true;
+}
+
+Image::Image(std::shared_ptr<SubState> sub, std::shared_ptr<ImageHandle> handle, ImageConstants constants)
+    : sub_(std::move(sub)), handle_(std::move(handle)), constants_(std::move(constants)) {}
+
 Image::~Image() {
-    if (python_alive()) close();
+    if (!python_alive()) return;  // released with the subscription or client
+    try {
+        close();
+    } catch (...) {
+    }
 }
 
 aeron_image_t *Image::live() const {
-    if (!handle_) {
-        throw AeronCallError(
-            "this Image is a snapshot passed to an image callback; use Subscription.image_by_session_id() "
-            "or Subscription.images() for a live image",
-            EINVAL);
-    }
-    if (handle_->released) throw AeronCallError("the image was closed (released)", EPIPE);
+    if (!handle_) throw AeronCallError("aeron_image: this Image is a snapshot of aeron_image_constants", EINVAL);
+    if (handle_->released) throw AeronCallError("aeron_image: the image was closed (released)", EPIPE);
     sub_->check_open();
     return handle_->image;
 }
 
 void Image::close() {
-    if (!handle_ || handle_->released) return;
-    handle_->released = true;
-    if (sub_->closed) return;  // released with its subscription
-    aeron_subscription_image_release(sub_->subscription, handle_->image);
-}
-
-int Image::poll(py::object handler, int fragment_limit, FragmentAssembler *assembler, bool controlled,
-                bool with_header) {
-    aeron_image_t *image = live();
-    PollContext context;
-    context.handler = handler.ptr();
-    context.controlled = controlled;
-    context.with_header = with_header;
-    return run_poll(context, assembler, [&](aeron_controlled_fragment_handler_t h, void *clientd) {
-        return aeron_image_controlled_poll(image, h, clientd, static_cast<size_t>(fragment_limit));
-    });
-}
-
-py::list Image::poll_batch(int fragment_limit, FragmentAssembler *assembler) {
-    aeron_image_t *image = live();
-    py::list batch;
-    PollContext context;
-    context.batch = batch.ptr();
-    run_poll(context, assembler, [&](aeron_controlled_fragment_handler_t h, void *clientd) {
-        return aeron_image_controlled_poll(image, h, clientd, static_cast<size_t>(fragment_limit));
-    });
-    return batch;
+    if (handle_) sub_->release(handle_);
 }
 
 void Image::reject(const std::string &reason) {
     if (aeron_image_reject(live(), reason.c_str()) < 0) throw_aeron_error("aeron_image_reject");
 }
 
-py::object make_image_snapshot(aeron_image_t *image) {
-    return py::cast(new Image(image, nullptr, nullptr), py::return_value_policy::take_ownership);
+PyObject *Image::run(PollMode mode, const char *function, PyObject *const *args, Py_ssize_t nargs,
+                     PyObject *kwnames) {
+    PollArgs parsed;
+    if (!parse_poll_args(function, args, nargs, kwnames, mode == PollMode::BATCH, mode == PollMode::BATCH ? 100 : 10,
+                         parsed))
+        return nullptr;
+    aeron_image_t *image = live();
+    if (!poller_) poller_ = std::make_unique<Poller>();
+    return run_poll(*sub_, handle_.get(), *poller_, mode, parsed, true, "aeron_image_controlled_poll",
+                    [image](aeron_controlled_fragment_handler_t handler, void *clientd, size_t limit) {
+                        return aeron_image_controlled_poll(image, handler, clientd, limit);
+                    });
+}
+
+#define AERON_PY_IMAGE_FAST(name, mode)                                                                   \
+    PyObject *Image::name(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {  \
+        AERON_PY_FAST_BEGIN                                                                               \
+        Image *image = fast::self_as<Image>(self);                                                        \
+        if (image == nullptr) return nullptr;                                                             \
+        py::object keep = py::reinterpret_borrow<py::object>(self);                                      \
+        return image->run(mode, #name, args, nargs, kwnames);                                             \
+        AERON_PY_FAST_END                                                                                 \
+    }
+AERON_PY_IMAGE_FAST(poll, PollMode::HANDLER)
+AERON_PY_IMAGE_FAST(controlled_poll, PollMode::CONTROLLED)
+AERON_PY_IMAGE_FAST(poll_batch, PollMode::BATCH)
+#undef AERON_PY_IMAGE_FAST
+
+void set_public_image_class(py::object cls) {
+    Py_XDECREF(public_image_class);
+    public_image_class = cls.is_none() ? nullptr : cls.release().ptr();
+}
+
+namespace {
+
+py::object as_public_image(std::unique_ptr<Image> image) {
+    return Handover<Image>::make(std::move(image), public_image_class);
+}
+
+PyMethodDef poll_def = {
+    "poll", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&Image::poll)), METH_FASTCALL | METH_KEYWORDS,
+    "poll($self, /, handler, fragment_limit=10, zero_copy=False, with_header=True)\n--\n\n"
+    "aeron_image_controlled_poll with reassembly: handler(data, header) per message. data is bytes, or with "
+    "zero_copy a read-only memoryview dead after the call; header is a view valid during the call."};
+PyMethodDef controlled_poll_def = {
+    "controlled_poll", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&Image::controlled_poll)),
+    METH_FASTCALL | METH_KEYWORDS,
+    "controlled_poll($self, /, handler, fragment_limit=10, zero_copy=False, with_header=True)\n--\n\n"
+    "aeron_image_controlled_poll; the handler returns an ACTION_* (None = CONTINUE)."};
+PyMethodDef poll_batch_def = {
+    "poll_batch", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&Image::poll_batch)),
+    METH_FASTCALL | METH_KEYWORDS,
+    "poll_batch($self, /, fragment_limit=100)\n--\n\n"
+    "aeron_image_controlled_poll collecting reassembled payloads into a list of bytes."};
+
+}  // namespace
+
+py::object make_image_snapshot(const ImageConstants &constants) {
+    return as_public_image(std::make_unique<Image>(constants));
+}
+
+py::object make_live_image(const std::shared_ptr<SubState> &sub, aeron_image_t *image) {
+    ImageConstants constants;
+    if (!read_image_constants(image, constants)) {
+        AeronCallError error(std::string("aeron_image_constants: ") + aeron_errmsg(), aeron_errcode());
+        aeron_subscription_image_release(sub->subscription, image);  // we retained it: give it back
+        throw error;
+    }
+    auto handle = std::make_shared<ImageHandle>();
+    handle->image = image;
+    sub->retain(handle);  // from here on, Image::close (or the subscription's close) releases it
+    return as_public_image(std::make_unique<Image>(sub, handle, std::move(constants)));
 }
 
 void init_image(py::module_ &m) {
-    py::class_<Image>(m, "Image", "aeron_image_t: one publication's stream as seen by a subscription.")
-        .def_readonly("session_id", &Image::session_id)
-        .def_readonly("source_identity", &Image::source_identity)
-        .def_readonly("correlation_id", &Image::correlation_id)
-        .def_readonly("join_position", &Image::join_position)
-        .def_readonly("term_buffer_length", &Image::term_buffer_length)
-        .def_readonly("mtu_length", &Image::mtu_length)
-        .def_readonly("initial_term_id", &Image::initial_term_id)
+    py::class_<Image> cls(m, "Image", "aeron_image_t: one publication's stream as seen by a subscription.");
+    cls.def(py::init([] { return Handover<Image>::take(); }), "Images are made by subscriptions.")
+        .def_property_readonly("session_id", [](const Image &i) { return i.constants().session_id; })
+        .def_property_readonly("source_identity", [](const Image &i) { return i.constants().source_identity; })
+        .def_property_readonly("correlation_id", [](const Image &i) { return i.constants().correlation_id; })
+        .def_property_readonly("join_position", [](const Image &i) { return i.constants().join_position; })
+        .def_property_readonly("term_buffer_length", [](const Image &i) { return i.constants().term_buffer_length; })
+        .def_property_readonly("mtu_length", [](const Image &i) { return i.constants().mtu_length; })
+        .def_property_readonly("initial_term_id", [](const Image &i) { return i.constants().initial_term_id; })
         .def_property_readonly("is_live", [](const Image &i) { return i.is_live(); },
                                "False for a callback snapshot or a released image.")
         .def_property_readonly("position", [](Image &i) { return aeron_image_position(i.live()); },
@@ -97,21 +154,12 @@ void init_image(py::module_ &m) {
         .def_property_readonly("active_transport_count",
                                [](Image &i) { return aeron_image_active_transport_count(i.live()); },
                                "aeron_image_active_transport_count")
-        .def("poll", [](Image &i, py::object handler, int limit, FragmentAssembler *assembler, bool with_header) {
-                 return i.poll(handler, limit, assembler, false, with_header);
-             },
-             py::arg("handler"), py::arg("fragment_limit"), py::arg("assembler") = nullptr,
-             py::arg("with_header") = true, "aeron_image_controlled_poll, handler(data: bytes, header).")
-        .def("controlled_poll",
-             [](Image &i, py::object handler, int limit, FragmentAssembler *assembler, bool with_header) {
-                 return i.poll(handler, limit, assembler, true, with_header);
-             },
-             py::arg("handler"), py::arg("fragment_limit"), py::arg("assembler") = nullptr,
-             py::arg("with_header") = true, "aeron_image_controlled_poll; the handler returns an ACTION_*.")
-        .def("poll_batch", &Image::poll_batch, py::arg("fragment_limit"), py::arg("assembler") = nullptr,
-             "aeron_image_controlled_poll collecting payloads into a list of bytes.")
         .def("reject", &Image::reject, py::arg("reason"), "aeron_image_reject")
-        .def("close", &Image::close, "aeron_subscription_image_release; idempotent.");
+        .def("close", &Image::close,
+             "aeron_subscription_image_release; idempotent. Deferred until a poll in progress returns.");
+    fast::add_method(cls, &poll_def);
+    fast::add_method(cls, &controlled_poll_def);
+    fast::add_method(cls, &poll_batch_def);
 }
 
 }  // namespace aeron_py

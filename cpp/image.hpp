@@ -2,13 +2,19 @@
 #pragma once
 
 #include "common.hpp"
+#include "poll.hpp"
 
 namespace aeron_py {
 
+// aeron_image_constants copied into `out`; false with aeron_errcode/aeron_errmsg set.
+bool read_image_constants(aeron_image_t *image, ImageConstants &out) noexcept;
+
 class Image {
 public:
-    // `sub` and `handle` are null for a callback snapshot.
-    Image(aeron_image_t *image, std::shared_ptr<SubState> sub, std::shared_ptr<ImageHandle> handle);
+    // A live image retained through `sub`.
+    Image(std::shared_ptr<SubState> sub, std::shared_ptr<ImageHandle> handle, ImageConstants constants);
+    // A snapshot handed to an image callback: constants only.
+    explicit Image(ImageConstants constants) : constants_(std::move(constants)) {}
     ~Image();
     Image(const Image &) = delete;
     Image &operator=(const Image &) = delete;
@@ -16,21 +22,28 @@ public:
     aeron_image_t *live() const;
     bool is_live() const { return handle_ && !handle_->released && sub_ && !sub_->closed; }
     void close();
-    int poll(py::object handler, int fragment_limit, FragmentAssembler *assembler, bool controlled, bool with_header);
-    py::list poll_batch(int fragment_limit, FragmentAssembler *assembler);
     void reject(const std::string &reason);
+    const ImageConstants &constants() const { return constants_; }
 
-    std::string source_identity;
-    int64_t correlation_id = 0;
-    int64_t join_position = 0;
-    size_t term_buffer_length = 0;
-    size_t mtu_length = 0;
-    int32_t session_id = 0;
-    int32_t initial_term_id = 0;
+    // The fast poll methods (METH_FASTCALL | METH_KEYWORDS), attached in init_image.
+    static PyObject *poll(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
+    static PyObject *controlled_poll(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
+    static PyObject *poll_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
 
 private:
+    PyObject *run(PollMode mode, const char *function, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
+
     std::shared_ptr<SubState> sub_;
     std::shared_ptr<ImageHandle> handle_;
+    ImageConstants constants_;
+    std::unique_ptr<Poller> poller_;  // made on the first poll
 };
+
+// Wraps an image retained by aeron_subscription_image_at_index / _by_session_id; releases it
+// again if aeron_image_constants fails.
+py::object make_live_image(const std::shared_ptr<SubState> &sub, aeron_image_t *image);
+
+// Sets the Python subclass that Image objects made by the extension become (module.cpp).
+void set_public_image_class(py::object cls);
 
 }  // namespace aeron_py

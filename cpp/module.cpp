@@ -1,7 +1,12 @@
 // PYBIND11_MODULE for aeron_py._aeron: one init function per concept.
 #include "common.hpp"
 
+#include "image.hpp"
+
 namespace aeron_py {
+
+void set_public_subscription_class(py::object cls);
+
 void init_module(py::module_ &m) {
     m.doc() = "Thin bindings over Aeron's C client (aeronc.h) and embedded C media driver (aeronmd.h).";
     init_errors(m);
@@ -19,6 +24,15 @@ void init_module(py::module_ &m) {
     m.def("version_gitsha", [] { return std::string(aeron_version_gitsha()); }, "aeron_version_gitsha");
     m.def("nano_clock", &aeron_nano_clock, "aeron_nano_clock");
     m.def("epoch_clock", &aeron_epoch_clock, "aeron_epoch_clock");
+    m.def(
+        "_register_subscription_side",
+        [](py::object subscription, py::object image) {
+            set_public_subscription_class(std::move(subscription));
+            set_public_image_class(std::move(image));
+        },
+        py::arg("subscription"), py::arg("image"),
+        "Python subclasses that Subscription and Image objects made by the extension become (aeron_py does this "
+        "at import).");
 }
 }  // namespace aeron_py
 

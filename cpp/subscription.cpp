@@ -1,30 +1,75 @@
 // Subscriptions: aeron_subscription_t — polling (through aeron_subscription_controlled_poll so a
-// raising handler can stop the poll without losing later fragments), image look-ups that
-// retain images, and multi-destination (MDS) destinations.
+// raising handler can stop the poll without losing later fragments; poll, controlled_poll,
+// poll_fragments and poll_batch are fast methods), image look-ups that retain images, and
+// multi-destination (MDS) destinations.
 #include "common.hpp"
 
+#include "fastcall.hpp"
+#include "handover.hpp"
 #include "image.hpp"
 
 namespace aeron_py {
-
-void SubState::release_images() {
-    for (auto &weak : retained) {
-        if (auto handle = weak.lock()) {
-            if (!handle->released) {
-                handle->released = true;
-                aeron_subscription_image_release(subscription, handle->image);
-            }
-        }
-    }
-    retained.clear();
-}
 
 void SubState::check_open() const {
     if (closed) throw AeronCallError("the subscription is closed", EPIPE);
     client->check_open();
 }
 
+void SubState::retain(const std::shared_ptr<ImageHandle> &handle) { retained.insert(handle); }
+
+void SubState::release(const std::shared_ptr<ImageHandle> &handle) {
+    if (handle->released) return;
+    handle->released = true;
+    if (retained.find(handle) == retained.end()) return;  // already released with the subscription
+    if (polling > 0) {
+        release_pending.push_back(handle);  // a poll may be reading it: release when it returns
+        return;
+    }
+    retained.erase(handle);
+    aeron_subscription_image_release(subscription, handle->image);
+}
+
+void SubState::release_images() noexcept {
+    for (const auto &handle : retained) {
+        handle->released = true;
+        aeron_subscription_image_release(subscription, handle->image);
+    }
+    retained.clear();
+    release_pending.clear();
+}
+
+void SubState::close() {
+    if (closed) return;
+    closed = true;
+    if (client->closed) return;  // aeron_close frees it (now, or when the client's deferred close runs)
+    client->image_callbacks.erase(registration_id);
+    client->subscriptions.erase(registration_id);
+    if (polling > 0) {
+        close_pending = true;
+        return;
+    }
+    release_images();
+    if (aeron_subscription_close(subscription, nullptr, nullptr) < 0) throw_aeron_error("aeron_subscription_close");
+}
+
+void SubState::finish_deferred() noexcept {
+    if (polling > 0 || client->closed) return;  // a closed client released everything
+    for (const auto &handle : release_pending) {
+        if (retained.erase(handle) > 0) aeron_subscription_image_release(subscription, handle->image);
+    }
+    release_pending.clear();
+    if (!close_pending) return;
+    close_pending = false;
+    release_images();
+    if (aeron_subscription_close(subscription, nullptr, nullptr) < 0 && python_alive()) {
+        PyErr_Format(PyExc_RuntimeError, "aeron_subscription_close: %s", aeron_errmsg());
+        PyErr_WriteUnraisable(nullptr);
+    }
+}
+
 namespace {
+
+PyObject *public_subscription_class = nullptr;  // strong, kept for the life of the process
 
 class Subscription {
 public:
@@ -32,38 +77,39 @@ public:
         : state_(std::make_shared<SubState>()) {
         state_->client = client;
         state_->subscription = subscription;
-        if (aeron_subscription_constants(subscription, &constants_) < 0)
-            throw_aeron_error("aeron_subscription_constants");
-        channel_ = constants_.channel;
-        client->subscriptions.push_back(state_);
+        try {
+            if (aeron_subscription_constants(subscription, &constants_) < 0)
+                throw_aeron_error("aeron_subscription_constants");
+            channel_ = constants_.channel;
+            poller_ = std::make_unique<Poller>();
+        } catch (...) {
+            aeron_subscription_close(subscription, nullptr, nullptr);
+            throw;
+        }
+        state_->registration_id = constants_.registration_id;
+        client->subscriptions[constants_.registration_id] = state_;
     }
 
     ~Subscription() {
-        if (python_alive()) close();
+        if (!python_alive()) return;  // the client's close frees it
+        try {
+            state_->close();
+        } catch (...) {  // a destructor never throws; the C client frees it with the client
+        }
     }
 
-    int poll(py::object handler, int fragment_limit, FragmentAssembler *assembler, bool controlled, bool with_header) {
+    PyObject *run(PollMode mode, bool reassemble, const char *function, PyObject *const *args, Py_ssize_t nargs,
+                  PyObject *kwnames) {
+        PollArgs parsed;
+        if (!parse_poll_args(function, args, nargs, kwnames, mode == PollMode::BATCH,
+                             mode == PollMode::BATCH ? 100 : 10, parsed))
+            return nullptr;
         state_->check_open();
-        PollContext context;
-        context.handler = handler.ptr();
-        context.controlled = controlled;
-        context.with_header = with_header;
-        return run_poll(context, assembler, [&](aeron_controlled_fragment_handler_t h, void *clientd) {
-            return aeron_subscription_controlled_poll(state_->subscription, h, clientd,
-                                                      static_cast<size_t>(fragment_limit));
-        });
-    }
-
-    py::list poll_batch(int fragment_limit, FragmentAssembler *assembler) {
-        state_->check_open();
-        py::list batch;
-        PollContext context;
-        context.batch = batch.ptr();
-        run_poll(context, assembler, [&](aeron_controlled_fragment_handler_t h, void *clientd) {
-            return aeron_subscription_controlled_poll(state_->subscription, h, clientd,
-                                                      static_cast<size_t>(fragment_limit));
-        });
-        return batch;
+        aeron_subscription_t *subscription = state_->subscription;
+        return run_poll(*state_, nullptr, *poller_, mode, parsed, reassemble, "aeron_subscription_controlled_poll",
+                        [subscription](aeron_controlled_fragment_handler_t handler, void *clientd, size_t limit) {
+                            return aeron_subscription_controlled_poll(subscription, handler, clientd, limit);
+                        });
     }
 
     bool is_connected() { return open() && aeron_subscription_is_connected(state_->subscription); }
@@ -78,12 +124,14 @@ public:
 
     py::object image_by_session_id(int32_t session_id) {
         state_->check_open();
-        return wrap(aeron_subscription_image_by_session_id(state_->subscription, session_id));
+        aeron_image_t *image = aeron_subscription_image_by_session_id(state_->subscription, session_id);
+        return image == nullptr ? py::none() : make_live_image(state_, image);
     }
 
     py::object image_at_index(size_t index) {
         state_->check_open();
-        return wrap(aeron_subscription_image_at_index(state_->subscription, index));
+        aeron_image_t *image = aeron_subscription_image_at_index(state_->subscription, index);
+        return image == nullptr ? py::none() : make_live_image(state_, image);
     }
 
     py::list images() {
@@ -91,8 +139,8 @@ public:
         py::list result;
         const int count = aeron_subscription_image_count(state_->subscription);
         for (int i = 0; i < count; i++) {
-            py::object image = wrap(aeron_subscription_image_at_index(state_->subscription, static_cast<size_t>(i)));
-            if (!image.is_none()) result.append(image);
+            aeron_image_t *image = aeron_subscription_image_at_index(state_->subscription, static_cast<size_t>(i));
+            if (image != nullptr) result.append(make_live_image(state_, image));
         }
         return result;
     }
@@ -128,66 +176,73 @@ public:
         return rc == 0 ? std::string() : std::string(buffer);
     }
 
-    void close() {
-        if (state_->closed) return;
-        state_->release_images();
-        state_->closed = true;
-        if (state_->client->closed) return;
-        if (aeron_subscription_close(state_->subscription, nullptr, nullptr) < 0)
-            throw_aeron_error("aeron_subscription_close");
-    }
+    void close() { state_->close(); }
 
     const aeron_subscription_constants_t &constants() const { return constants_; }
     const std::string &channel() const { return channel_; }
+    py::object work;  // the client's conductor duty cycle in invoker mode (used by the Python layer)
 
 private:
     bool open() const { return !state_->closed && !state_->client->closed; }
 
-    py::object wrap(aeron_image_t *image) {
-        if (image == nullptr) return py::none();
-        auto handle = std::make_shared<ImageHandle>();
-        handle->image = image;
-        state_->retained.push_back(handle);
-        // Drop bookkeeping of images already released, so `retained` stays small.
-        if (state_->retained.size() > 64) {
-            auto &r = state_->retained;
-            r.erase(std::remove_if(r.begin(), r.end(),
-                                   [](const std::weak_ptr<ImageHandle> &w) {
-                                       auto h = w.lock();
-                                       return !h || h->released;
-                                   }),
-                    r.end());
-        }
-        return py::cast(new Image(image, state_, handle), py::return_value_policy::take_ownership);
-    }
-
     std::shared_ptr<SubState> state_;
     aeron_subscription_constants_t constants_{};
     std::string channel_;
+    std::unique_ptr<Poller> poller_;
 };
+
+#define AERON_PY_SUB_FAST(name, mode, reassemble)                                                \
+    PyObject *fast_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) { \
+        AERON_PY_FAST_BEGIN                                                                      \
+        Subscription *sub = fast::self_as<Subscription>(self);                                   \
+        if (sub == nullptr) return nullptr;                                                      \
+        py::object keep = py::reinterpret_borrow<py::object>(self);                             \
+        return sub->run(mode, reassemble, #name, args, nargs, kw);                               \
+        AERON_PY_FAST_END                                                                        \
+    }
+AERON_PY_SUB_FAST(poll, PollMode::HANDLER, true)
+AERON_PY_SUB_FAST(controlled_poll, PollMode::CONTROLLED, true)
+AERON_PY_SUB_FAST(poll_fragments, PollMode::HANDLER, false)
+AERON_PY_SUB_FAST(poll_batch, PollMode::BATCH, true)
+#undef AERON_PY_SUB_FAST
+
+#define AERON_PY_FAST_DEF(name, doc) \
+    {#name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&fast_##name)), METH_FASTCALL | METH_KEYWORDS, doc}
+
+PyMethodDef poll_def = AERON_PY_FAST_DEF(
+    poll,
+    "poll($self, /, handler, fragment_limit=10, zero_copy=False, with_header=True)\n--\n\n"
+    "aeron_subscription_controlled_poll with reassembly: handler(data, header) per message. data is bytes, or "
+    "with zero_copy a read-only memoryview dead after the call; header is a view valid during the call.");
+PyMethodDef controlled_poll_def = AERON_PY_FAST_DEF(
+    controlled_poll,
+    "controlled_poll($self, /, handler, fragment_limit=10, zero_copy=False, with_header=True)\n--\n\n"
+    "aeron_subscription_controlled_poll with reassembly; the handler returns an ACTION_* (None = CONTINUE).");
+PyMethodDef poll_fragments_def = AERON_PY_FAST_DEF(
+    poll_fragments,
+    "poll_fragments($self, /, handler, fragment_limit=10, zero_copy=False, with_header=True)\n--\n\n"
+    "aeron_subscription_controlled_poll without reassembly: the handler sees raw fragments.");
+PyMethodDef poll_batch_def = AERON_PY_FAST_DEF(
+    poll_batch,
+    "poll_batch($self, /, fragment_limit=100)\n--\n\n"
+    "aeron_subscription_controlled_poll collecting reassembled payloads into a list of bytes.");
+#undef AERON_PY_FAST_DEF
 
 }  // namespace
 
+void set_public_subscription_class(py::object cls) {
+    Py_XDECREF(public_subscription_class);
+    public_subscription_class = cls.is_none() ? nullptr : cls.release().ptr();
+}
+
 py::object make_subscription(const std::shared_ptr<ClientState> &client, aeron_subscription_t *subscription) {
-    return py::cast(new Subscription(client, subscription), py::return_value_policy::take_ownership);
+    return Handover<Subscription>::make(std::make_unique<Subscription>(client, subscription),
+                                        public_subscription_class);
 }
 
 void init_subscription(py::module_ &m) {
-    py::class_<Subscription>(m, "Subscription", "aeron_subscription_t (not thread-safe).")
-        .def("poll",
-             [](Subscription &s, py::object handler, int limit, FragmentAssembler *assembler, bool with_header) {
-                 return s.poll(handler, limit, assembler, false, with_header);
-             },
-             py::arg("handler"), py::arg("fragment_limit"), py::arg("assembler") = nullptr,
-             py::arg("with_header") = true, "aeron_subscription_controlled_poll, handler(data: bytes, header).")
-        .def("controlled_poll",
-             [](Subscription &s, py::object handler, int limit, FragmentAssembler *assembler, bool with_header) {
-                 return s.poll(handler, limit, assembler, true, with_header);
-             },
-             py::arg("handler"), py::arg("fragment_limit"), py::arg("assembler") = nullptr,
-             py::arg("with_header") = true, "aeron_subscription_controlled_poll; the handler returns an ACTION_*.")
-        .def("poll_batch", &Subscription::poll_batch, py::arg("fragment_limit"), py::arg("assembler") = nullptr,
-             "aeron_subscription_controlled_poll collecting payloads into a list of bytes.")
+    py::class_<Subscription> cls(m, "Subscription", "aeron_subscription_t (not thread-safe).");
+    cls.def(py::init([] { return Handover<Subscription>::take(); }), "Subscriptions are made by Client.async_add_subscription.")
         .def_property_readonly("is_connected", &Subscription::is_connected, "aeron_subscription_is_connected")
         .def_property_readonly("is_closed", &Subscription::is_closed, "aeron_subscription_is_closed")
         .def_property_readonly("image_count", &Subscription::image_count, "aeron_subscription_image_count")
@@ -205,7 +260,13 @@ void init_subscription(py::module_ &m) {
         .def_property_readonly("channel", &Subscription::channel)
         .def_property_readonly("stream_id", [](const Subscription &s) { return s.constants().stream_id; })
         .def_property_readonly("registration_id", [](const Subscription &s) { return s.constants().registration_id; })
-        .def("close", &Subscription::close, "aeron_subscription_close; idempotent.");
+        .def_readwrite("_work", &Subscription::work)
+        .def("close", &Subscription::close,
+             "aeron_subscription_close; idempotent. Deferred until a poll in progress returns.");
+    fast::add_method(cls, &poll_def);
+    fast::add_method(cls, &controlled_poll_def);
+    fast::add_method(cls, &poll_fragments_def);
+    fast::add_method(cls, &poll_batch_def);
 }
 
 }  // namespace aeron_py

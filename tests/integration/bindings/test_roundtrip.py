@@ -16,7 +16,7 @@ def receive(sub, count: int, timeout: float = 5.0) -> list[tuple[bytes, object]]
     got: list[tuple[bytes, object]] = []
 
     def more() -> bool:
-        sub.poll(lambda data, header: got.append((data, header)), 10)
+        sub.poll(lambda data, header: got.append((data, header.copy())), 10)
         return len(got) >= count
 
     wait_until(more, timeout, f"{count} messages on {sub.channel}")

@@ -1,0 +1,130 @@
+// Client events: what the client conductor thread reports (aeron_error_handler_t,
+// aeron_on_available_image_t, aeron_on_unavailable_image_t) is copied into the client's
+// EventQueue without the GIL; ClientState::deliver_events calls the Python callbacks
+// later, on a Python thread (see aeron_py/client.py for which one).
+#include "common.hpp"
+
+#include "client_events.hpp"
+#include "image.hpp"
+
+#include <chrono>
+
+namespace aeron_py {
+
+void EventQueue::push(ClientEvent &&event) noexcept {
+    try {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (closed_) return;
+        events_.push_back(std::move(event));
+    } catch (...) {
+        lost_.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    ready_.notify_one();
+}
+
+bool EventQueue::wait_and_take(double timeout_s, std::vector<ClientEvent> &out) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (timeout_s > 0 && events_.empty() && !closed_) {
+        ready_.wait_for(lock, std::chrono::duration<double>(timeout_s),
+                        [this] { return !events_.empty() || closed_; });
+    }
+    out.swap(events_);
+    return !(closed_ && out.empty());
+}
+
+void EventQueue::close() noexcept {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        closed_ = true;
+        events_.clear();
+    }
+    ready_.notify_all();
+}
+
+namespace {
+
+// Conductor thread: no Python, no exceptions out.
+void on_image_event(ClientEvent::Kind kind, void *clientd, aeron_subscription_t *subscription,
+                    aeron_image_t *image) noexcept {
+    auto *queue = static_cast<EventQueue *>(clientd);
+    try {
+        ClientEvent event;
+        event.kind = kind;
+        aeron_subscription_constants_t constants{};
+        if (aeron_subscription_constants(subscription, &constants) < 0) {
+            queue->lose();  // cannot tell whose image
+            return;
+        }
+        event.subscription_id = constants.registration_id;
+        if (!read_image_constants(image, event.image)) {
+            queue->lose();
+            return;
+        }
+        queue->push(std::move(event));
+    } catch (...) {
+        queue->lose();
+    }
+}
+
+}  // namespace
+
+void on_error_event(void *clientd, int errcode, const char *message) noexcept {
+    auto *queue = static_cast<EventQueue *>(clientd);
+    try {
+        ClientEvent event;
+        event.kind = ClientEvent::ERROR;
+        event.errcode = errcode;
+        event.message = message != nullptr ? message : "";
+        queue->push(std::move(event));
+    } catch (...) {
+        queue->lose();
+    }
+}
+
+void on_available_image_event(void *clientd, aeron_subscription_t *subscription, aeron_image_t *image) noexcept {
+    on_image_event(ClientEvent::IMAGE_AVAILABLE, clientd, subscription, image);
+}
+
+void on_unavailable_image_event(void *clientd, aeron_subscription_t *subscription, aeron_image_t *image) noexcept {
+    on_image_event(ClientEvent::IMAGE_UNAVAILABLE, clientd, subscription, image);
+}
+
+bool ClientState::deliver_events(double timeout_s) {
+    std::vector<ClientEvent> batch;
+    bool open;
+    {
+        py::gil_scoped_release release;
+        open = events.wait_and_take(timeout_s, batch);
+    }
+    for (auto &event : batch) {
+        if (closed) break;  // nothing is delivered after close()
+        py::object callback;
+        const char *what = "aeron_py error handler";
+        if (event.kind == ClientEvent::ERROR) {
+            callback = error_handler;
+        } else if (event.subscription_id != 0) {
+            auto found = image_callbacks.find(event.subscription_id);
+            if (found == image_callbacks.end()) continue;  // subscription closed since
+            const bool available = event.kind == ClientEvent::IMAGE_AVAILABLE;
+            callback = available ? found->second.on_available : found->second.on_unavailable;
+            what = available ? "aeron_py on_available_image" : "aeron_py on_unavailable_image";
+        }
+        if (!callback || callback.is_none()) continue;
+        try {
+            if (event.kind == ClientEvent::ERROR) {
+                py::object text = py::reinterpret_steal<py::object>(PyUnicode_DecodeUTF8(
+                    event.message.data(), static_cast<Py_ssize_t>(event.message.size()), "replace"));
+                if (!text) throw py::error_already_set();
+                callback(event.errcode, text);
+            } else {
+                callback(make_image_snapshot(event.image));
+            }
+        } catch (py::error_already_set &e) {
+            e.discard_as_unraisable(what);
+        }
+    }
+    return open && !closed && !aeron_is_closed(aeron);
+}
+
+}  // namespace aeron_py

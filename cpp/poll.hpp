@@ -1,0 +1,106 @@
+// Poll machinery shared by Subscription and Image: the fragment handler that calls Python
+// (fragment.cpp), one reassembler per polled object, and run_poll, which guards a poll:
+// no re-entrant poll of a subscription (or of one of its images), closes requested during
+// the poll run after it, a handler's exception is re-raised.
+#pragma once
+
+#include "common.hpp"
+
+namespace aeron_py {
+
+enum class PollMode { HANDLER, CONTROLLED, BATCH };
+
+// State of the poll in progress, shared with the C fragment handler through `clientd`.
+struct PollContext {
+    SubState *sub = nullptr;
+    ImageHandle *image = nullptr;     // set when polling one image
+    PyObject *handler = nullptr;      // borrowed for the duration of one poll
+    PyObject *batch = nullptr;        // list to append bytes to instead of calling a handler
+    bool controlled = false;          // handler's return value is an action
+    bool with_header = true;          // handler(data, header) or handler(data)
+    bool zero_copy = false;           // data is a memoryview dead after the call
+    PyObject *header_view = nullptr;  // owned; reused while nobody else holds it
+    bool failed = false;              // the handler raised: the error is below
+    PyObject *error_type = nullptr, *error_value = nullptr, *error_tb = nullptr;
+};
+
+aeron_controlled_fragment_handler_action_t on_fragment(
+    void *clientd, const uint8_t *buffer, size_t length, aeron_header_t *header);
+
+// The poll machinery of one Subscription or Image: its context and its reassembler
+// (aeron_controlled_fragment_assembler_t delivering to on_fragment with &context).
+class Poller {
+public:
+    Poller();
+    ~Poller();
+    Poller(const Poller &) = delete;
+    Poller &operator=(const Poller &) = delete;
+    PollContext context;
+    aeron_controlled_fragment_assembler_t *assembler = nullptr;
+};
+
+// Arguments of poll / controlled_poll / poll_fragments / poll_batch.
+struct PollArgs {
+    PyObject *handler = nullptr;
+    long fragment_limit = 10;
+    bool zero_copy = false;
+    bool with_header = true;
+};
+
+// Parses (handler, fragment_limit=default_limit, zero_copy=False, with_header=True), or
+// (fragment_limit=default_limit) when `batch`. False with a Python error set.
+bool parse_poll_args(const char *function, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, bool batch,
+                     long default_limit, PollArgs &out);
+
+// Raised for a poll started while the same subscription (or one of its images) is polling.
+[[noreturn]] void throw_reentrant_poll(const char *call);
+
+// Runs the deferred closes of `sub` and its client once no poll is running; keeps a pending
+// Python exception intact. Failures go to sys.unraisablehook.
+void finish_poll(SubState &sub) noexcept;
+
+// One poll. `poll(handler, clientd)` calls aeron_{subscription,image}_controlled_poll.
+// Returns a new reference (the count, or the list for BATCH), or nullptr with an error set.
+template <typename Poll>
+PyObject *run_poll(SubState &sub, ImageHandle *image, Poller &poller, PollMode mode, const PollArgs &args,
+                   bool reassemble, const char *call, Poll &&poll) {
+    if (sub.polling > 0) throw_reentrant_poll(call);
+    PollContext &context = poller.context;
+    context.sub = &sub;
+    context.image = image;
+    context.handler = args.handler;
+    context.controlled = mode == PollMode::CONTROLLED;
+    context.with_header = args.with_header;
+    context.zero_copy = args.zero_copy;
+    context.failed = false;
+    PyObject *batch = nullptr;
+    if (mode == PollMode::BATCH) {
+        batch = PyList_New(0);
+        if (batch == nullptr) return nullptr;
+    }
+    context.batch = batch;
+    const size_t limit = static_cast<size_t>(args.fragment_limit);
+    sub.polling++;
+    sub.client->polling++;
+    const int count = reassemble ? poll(aeron_controlled_fragment_assembler_handler, poller.assembler, limit)
+                                 : poll(on_fragment, &context, limit);
+    sub.polling--;
+    sub.client->polling--;
+    context.handler = nullptr;
+    context.batch = nullptr;
+    finish_poll(sub);
+    if (context.failed) {
+        Py_XDECREF(batch);
+        context.failed = false;
+        PyErr_Restore(context.error_type, context.error_value, context.error_tb);
+        context.error_type = context.error_value = context.error_tb = nullptr;
+        return nullptr;
+    }
+    if (count < 0) {
+        Py_XDECREF(batch);
+        throw_aeron_error(call);
+    }
+    return batch != nullptr ? batch : PyLong_FromLong(count);
+}
+
+}  // namespace aeron_py
