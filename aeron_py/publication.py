@@ -207,13 +207,13 @@ class ExclusivePublication(Publication):
 
     def add_destination(self, uri: object, *, timeout: float = 5.0) -> None:
         """Add an MDC destination (manual control mode) and wait for the driver to confirm."""
-        from .waiting import wait_for
+        from .client import wait_for
 
         wait_for(self._pub.async_add_destination(str(uri)).poll, timeout, f"add_destination({uri})", self._work)
 
     def remove_destination(self, uri: object, *, timeout: float = 5.0) -> None:
         """Remove an MDC destination and wait for the driver to confirm."""
-        from .waiting import wait_for
+        from .client import wait_for
 
         wait_for(self._pub.async_remove_destination(str(uri)).poll, timeout, f"remove_destination({uri})",
                  self._work)
