@@ -31,6 +31,8 @@ _live: "weakref.WeakSet[Aeron]" = weakref.WeakSet()
 
 #: How long the event thread waits for conductor events before checking its client still exists.
 EVENT_WAIT_S = 0.5
+#: Bound on how long close() waits for the event thread (it may be running a slow callback).
+EVENT_JOIN_TIMEOUT_S = 5.0
 
 __all__ = ["Aeron", "PendingAdd", "wait_for"]
 
@@ -207,6 +209,10 @@ class Aeron:
         """
         _live.discard(self)
         self._client.close()
+        events = self._events
+        if events is not None and events is not threading.current_thread():
+            # It wakes at once (close() closes the queue); joining means no callback runs after close().
+            events.join(EVENT_JOIN_TIMEOUT_S)
 
     def _require(self) -> Any:
         if self._client.is_closed:

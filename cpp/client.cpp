@@ -29,6 +29,7 @@ void ClientState::close() {
     closed = true;
     if (polling > 0) {
         close_pending = true;  // a handler (or another thread) closed us mid-poll
+        events.close();        // nothing is delivered after close(): wake the event thread now
         return;
     }
     close_now();
@@ -56,15 +57,10 @@ void ClientState::close_now() noexcept {
         }
     }
     subscriptions.clear();
-    if (python) {
-        py::gil_scoped_release release;  // aeron_close joins the conductor thread
-        if (aeron != nullptr) aeron_close(aeron);
-        if (context != nullptr) aeron_context_close(context);
-    } else {
-        // Finalizing: the conductor never needs the GIL, so closing with it held is safe.
-        if (aeron != nullptr) aeron_close(aeron);
-        if (context != nullptr) aeron_context_close(context);
-    }
+    // aeron_close joins the conductor thread, which never waits for the GIL: keeping the GIL
+    // here is safe, and avoids re-taking it in a destructor while the interpreter finalizes.
+    if (aeron != nullptr) aeron_close(aeron);
+    if (context != nullptr) aeron_context_close(context);
     aeron = nullptr;
     context = nullptr;
     events.close();  // no thread can push any more

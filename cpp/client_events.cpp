@@ -93,10 +93,16 @@ void on_unavailable_image_event(void *clientd, aeron_subscription_t *subscriptio
 bool ClientState::deliver_events(double timeout_s) {
     std::vector<ClientEvent> batch;
     bool open;
-    {
-        py::gil_scoped_release release;
+    // Not py::gil_scoped_release: if the interpreter finalizes meanwhile, re-taking the GIL ends
+    // this (daemon) thread by unwinding it, which must not pass through a noexcept destructor.
+    PyThreadState *saved = PyEval_SaveThread();
+    try {
         open = events.wait_and_take(timeout_s, batch);
+    } catch (...) {
+        PyEval_RestoreThread(saved);
+        throw;
     }
+    PyEval_RestoreThread(saved);
     for (auto &event : batch) {
         if (closed) break;  // nothing is delivered after close()
         py::object callback;
