@@ -47,7 +47,7 @@ from .publication import (
     Publication,
 )
 from .stat import Counter, DriverStat, ErrorEntry, LossEntry
-from .subscription import Action, Header, Image, Subscription
+from .subscription import Action, Header, HeaderView, Image, ImageSnapshotError, Subscription
 
 __version__ = "0.1.0"
 
@@ -61,8 +61,9 @@ __all__ = [
     "ADMIN_ACTION", "BACK_PRESSURED", "CLOSED", "ERROR", "MAX_POSITION_EXCEEDED", "NOT_CONNECTED",
     "Action", "AdminActionError", "Aeron", "AeronError", "AeronTimeoutError", "BackPressuredError",
     "BackoffIdleStrategy", "BusySpinIdleStrategy", "ChannelUri", "ChannelUriError", "Claim",
-    "ClientClosedError", "Counter", "DriverStat", "ErrorEntry", "ExclusivePublication", "Header", "IdleStrategy",
-    "Image", "LossEntry", "MaxPositionExceededError", "MediaDriver", "NoOpIdleStrategy", "NotConnectedError",
-    "OfferError", "PendingAdd", "Publication", "PublicationClosedError", "PublicationError", "SleepingIdleStrategy",
-    "Subscription", "ThreadingMode", "YieldingIdleStrategy", "aeron_version",
+    "ClientClosedError", "Counter", "DriverStat", "ErrorEntry", "ExclusivePublication", "Header", "HeaderView",
+    "IdleStrategy", "Image", "ImageSnapshotError", "LossEntry", "MaxPositionExceededError", "MediaDriver",
+    "NoOpIdleStrategy", "NotConnectedError", "OfferError", "PendingAdd", "Publication", "PublicationClosedError",
+    "PublicationError", "SleepingIdleStrategy", "Subscription", "ThreadingMode", "YieldingIdleStrategy",
+    "aeron_version",
 ]

@@ -47,6 +47,13 @@ SNAPSHOT_ADVICE = ("images passed to on_available_image/on_unavailable_image are
                    "use Subscription.image_by_session_id() or Subscription.images() for a live image")
 
 
+class ImageSnapshotError(_aeron.AeronError):
+    """A live operation (poll, position, reject, ...) on an Image handed to an image callback."""
+
+    def __str__(self) -> str:
+        return f"{super().__str__()}; {SNAPSHOT_ADVICE}"
+
+
 class Action(enum.IntEnum):
     """What a controlled-poll handler returns (``aeron_controlled_fragment_handler_action_t``).
 
@@ -84,10 +91,6 @@ class Image(_aeron.Image):
             return None
         return split_endpoint(identity)
 
-    def reject(self, reason: str) -> None:
-        """Ask the driver to reject this image's publisher (``aeron_image_reject``)."""
-        _live_call(self, super().reject, reason)
-
     def __enter__(self) -> "Image":
         return self
 
@@ -97,15 +100,6 @@ class Image(_aeron.Image):
     def __repr__(self) -> str:
         kind = "live" if self.is_live else "snapshot"
         return f"<Image session={self.session_id} source={self.source_identity} {kind}>"
-
-
-def _live_call(image: Image, call: Callable[..., Any], *args: Any) -> Any:
-    try:
-        return call(*args)
-    except _aeron.AeronError as exc:
-        if getattr(exc, "errcode", None) is not None and "snapshot" in str(exc):
-            raise type(exc)(f"{exc}; {SNAPSHOT_ADVICE}") from None
-        raise
 
 
 ImageHandler = Callable[[Image], Any]
@@ -144,4 +138,4 @@ class Subscription(_aeron.Subscription):
         return f"<Subscription {self.channel} stream={self.stream_id}>"
 
 
-_aeron._register_subscription_side(subscription=Subscription, image=Image)
+_aeron._register_subscription_side(subscription=Subscription, image=Image, snapshot_error=ImageSnapshotError)

@@ -11,6 +11,7 @@ namespace aeron_py {
 
 namespace {
 PyObject *public_image_class = nullptr;  // strong, kept for the life of the process
+PyObject *snapshot_error_type = nullptr;  // raised by live operations on a callback snapshot
 }
 
 bool read_image_constants(aeron_image_t *image, ImageConstants &out) noexcept {
@@ -42,7 +43,12 @@ Image::~Image() {
 }
 
 aeron_image_t *Image::live() const {
-    if (!handle_) throw AeronCallError("aeron_image: this Image is a snapshot of aeron_image_constants", EINVAL);
+    if (!handle_) {
+        static const char *what = "aeron_image: this Image is a snapshot of aeron_image_constants";
+        if (snapshot_error_type == nullptr) throw AeronCallError(what, EINVAL);
+        PyErr_SetString(snapshot_error_type, what);
+        throw py::error_already_set();
+    }
     if (handle_->released) throw AeronCallError("aeron_image: the image was closed (released)", EPIPE);
     sub_->check_open();
     return handle_->image;
@@ -83,6 +89,11 @@ AERON_PY_IMAGE_FAST(poll, PollMode::HANDLER)
 AERON_PY_IMAGE_FAST(controlled_poll, PollMode::CONTROLLED)
 AERON_PY_IMAGE_FAST(poll_batch, PollMode::BATCH)
 #undef AERON_PY_IMAGE_FAST
+
+void set_snapshot_error_type(py::object type) {
+    Py_XDECREF(snapshot_error_type);
+    snapshot_error_type = type.is_none() ? nullptr : type.release().ptr();
+}
 
 void set_public_image_class(py::object cls) {
     Py_XDECREF(public_image_class);

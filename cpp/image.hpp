@@ -45,5 +45,7 @@ py::object make_live_image(const std::shared_ptr<SubState> &sub, aeron_image_t *
 
 // Sets the Python subclass that Image objects made by the extension become (module.cpp).
 void set_public_image_class(py::object cls);
+// Sets the exception type raised by live operations on a callback snapshot (module.cpp).
+void set_snapshot_error_type(py::object type);
 
 }  // namespace aeron_py

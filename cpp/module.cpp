@@ -26,13 +26,14 @@ void init_module(py::module_ &m) {
     m.def("epoch_clock", &aeron_epoch_clock, "aeron_epoch_clock");
     m.def(
         "_register_subscription_side",
-        [](py::object subscription, py::object image) {
+        [](py::object subscription, py::object image, py::object snapshot_error) {
             set_public_subscription_class(std::move(subscription));
             set_public_image_class(std::move(image));
+            set_snapshot_error_type(std::move(snapshot_error));
         },
-        py::arg("subscription"), py::arg("image"),
-        "Python subclasses that Subscription and Image objects made by the extension become (aeron_py does this "
-        "at import).");
+        py::arg("subscription"), py::arg("image"), py::arg("snapshot_error"),
+        "The Python subclasses the extension makes Subscription and Image objects as, and the exception a "
+        "live operation on a callback's Image snapshot raises (aeron_py registers them at import).");
 }
 }  // namespace aeron_py
 
