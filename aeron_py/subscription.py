@@ -5,7 +5,11 @@ Handlers are called as ``handler(data, header)``:
 * ``data`` is a ``bytes`` copy by default, so a handler may keep it.  With
   ``zero_copy=True`` it is a read-only ``memoryview`` of the log buffer that is dead
   once the handler returns: touching it, or any slice of it, raises ``ValueError``
-  (it never reads freed memory).  Copy what you keep (``bytes(view)``).
+  (it never reads freed memory).  Copy what you keep (``bytes(view)``).  A buffer
+  export of the view still held when the handler returns (``pickle.PickleBuffer``, a C
+  extension's ``Py_buffer``) makes the poll raise ``BufferError``.  Not guarded:
+  libraries that keep the raw address after releasing the export, such as
+  ``numpy.frombuffer`` — copy inside the handler (``numpy.frombuffer(view).copy()``).
 * ``header`` is a :class:`HeaderView` valid only during the call (no allocation per
   message); after the handler returns its attributes raise ``ValueError``.  Keep
   ``header.copy()`` (a detached :class:`Header`) instead.  ``with_header=False``

@@ -63,7 +63,16 @@ aeron_controlled_fragment_handler_action_t on_fragment(void *clientd, const uint
         nargs = 2;
     }
     PyObject *result = PyObject_Vectorcall(context->handler, argv + 1, nargs | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
-    if (context->zero_copy) dead_view::kill(data);
+    if (context->zero_copy) {
+        // A raw buffer export (numpy.frombuffer, ...) would keep a pointer into the log past the
+        // call: say so rather than let it read whatever the log holds later.
+        if (result != nullptr && dead_view::exported(data)) {
+            Py_CLEAR(result);
+            PyErr_SetString(PyExc_BufferError,
+                            "zero-copy fragment view: a buffer export of it outlived the handler call");
+        }
+        dead_view::kill(data);
+    }
     Py_DECREF(data);
     if (context->with_header) header_view_unbind(context->header_view);
     if (result != nullptr) {

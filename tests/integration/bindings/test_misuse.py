@@ -253,6 +253,26 @@ def test_zero_copy_view_and_its_slices_are_dead_after_the_handler():
     assert "DEAD 12 b'zero-copy payload' read-only" in lines
 
 
+def test_a_raw_buffer_export_kept_past_a_zero_copy_handler_raises_buffer_error():
+    lines = run_child('''
+        import pickle
+        send(b"exported", b"released")
+        kept = []
+        def exporting(data, header):
+            kept.append(pickle.PickleBuffer(data))  # holds a Py_buffer export of the view
+        exc = expect(BufferError, lambda: until(lambda: sub.poll(exporting, 1, zero_copy=True), what="export"))
+        print("EXPORT", type(exc).__name__, flush=True)
+        def releasing(data, header):
+            buffer = pickle.PickleBuffer(data)
+            kept.append(bytes(buffer.raw()))
+            buffer.release()  # released within the call: fine
+        until(lambda: sub.poll(releasing, 1, zero_copy=True), what="released export")
+        print("COPY", kept[-1], flush=True)
+    ''')
+    assert "EXPORT BufferError" in lines
+    assert "COPY b'released'" in lines
+
+
 def test_handler_raising_in_zero_copy_mode_loses_nothing():
     lines = run_child('''
         send(*[bytes([i]) * 8 for i in range(5)])
