@@ -238,8 +238,14 @@ public:
 
     void main_idle_strategy(int work_count) {
         state_->check_open();
-        py::gil_scoped_release release;
-        aeron_main_idle_strategy(state_->aeron, work_count);
+        // Counted like a poll: a close from another thread meanwhile waits until we are out.
+        state_->polling++;
+        {
+            py::gil_scoped_release release;
+            aeron_main_idle_strategy(state_->aeron, work_count);
+        }
+        state_->polling--;
+        state_->finish_deferred();
     }
 
     int64_t client_id() {

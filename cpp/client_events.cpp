@@ -95,14 +95,18 @@ bool ClientState::deliver_events(double timeout_s) {
     bool open;
     // Not py::gil_scoped_release: if the interpreter finalizes meanwhile, re-taking the GIL ends
     // this (daemon) thread by unwinding it, which must not pass through a noexcept destructor.
-    PyThreadState *saved = PyEval_SaveThread();
-    try {
-        open = events.wait_and_take(timeout_s, batch);
-    } catch (...) {
+    if (timeout_s > 0) {
+        PyThreadState *saved = PyEval_SaveThread();
+        try {
+            open = events.wait_and_take(timeout_s, batch);
+        } catch (...) {
+            PyEval_RestoreThread(saved);
+            throw;
+        }
         PyEval_RestoreThread(saved);
-        throw;
+    } else {
+        open = events.wait_and_take(0, batch);  // never blocks: the mutex is only held for a push
     }
-    PyEval_RestoreThread(saved);
     for (auto &event : batch) {
         if (closed) break;  // nothing is delivered after close()
         py::object callback;
