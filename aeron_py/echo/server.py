@@ -25,7 +25,7 @@ back until the channels exist (bounded by ``create_timeout``, then
 
 No call blocks the loop: a duologue's two channels are asked of the driver with
 the asynchronous adds and the answers are polled once per iteration (an
-:class:`_Attempt`).  An attempt whose duologue is closed or given up while the
+:class:`~.creation.Attempt`).  An attempt whose duologue is closed or given up while the
 driver has not answered yet is kept as an orphan: its ports count as held, and
 whatever the driver makes for it is closed as soon as it arrives.  Image events of
 a duologue still being created wait until it is live (or gone).
@@ -40,16 +40,19 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from ..blocklist import Blocklist
 from ..channel import ChannelUri
-from ..client import Aeron, PendingAdd
+from ..client import Aeron
 from ..driver import MediaDriver
-from ..errors import RESULT_NAMES, AeronError, OfferError
+from ..errors import AeronError
 from ..idle import BackoffIdleStrategy
-from ..publication import ExclusivePublication, Publication
+from ..publication import Publication
 from ..subscription import Image, Subscription
+from .creation import Attempt, Pending, aeron_cause
+from .endpoint_guard import EndpointGuard, FilterLimits
+from .outbox import DEFAULT_BROADCAST_CAP, DEFAULT_DUOLOGUE_CAP, Outbox
 from .protocol import STREAM_ID, split_source_identity
 from .server_core import (
     Action,
@@ -64,14 +67,14 @@ from .server_core import (
     ServerConfig,
     ServerStats,
 )
+from .server_options import DEFAULT_TERM_LENGTH, ServerOptions
 from .server_telemetry import SNAPSHOT_COUNTERS, ServerTelemetry
 
-__all__ = ["DEFAULT_TERM_LENGTH", "SNAPSHOT_COUNTERS", "EchoServer", "ServerOptions", "aeron_cause"]
+__all__ = ["DEFAULT_TERM_LENGTH", "SNAPSHOT_COUNTERS", "DriverLostError", "EchoServer", "ServerOptions",
+           "aeron_cause"]
 
 logger = logging.getLogger(__name__)
-H = TypeVar("H")
 
-DEFAULT_TERM_LENGTH = 64 * 1024
 _TICK_INTERVAL = 0.1
 _TIMER_INTERVAL_NS = 100_000_000  # driver timer: how soon lingering resources are freed
 _POLL_LIMIT = 10  # messages per image per iteration (fairness)
@@ -82,97 +85,11 @@ _RETRY_INTERVAL = 0.05  # between attempts to create a duologue
 _SUB_RELEASE, _SUB_WITH_IMAGES_RELEASE, _PUB_RELEASE_EXTRA = 0.05, 1.3, 0.5
 
 
-@dataclass(frozen=True, kw_only=True)
-class ServerOptions:
-    """Where and how the glue runs (the protocol limits live in :class:`ServerConfig`).
-
-    ``dir``: Aeron directory (default: a fresh one under /dev/shm); it is deleted on
-    start and on shutdown.  ``linger``: publication linger in seconds.  ``send_timeout``:
-    how long a reply may wait for its publication.  ``create_timeout``: how long a
-    duologue may wait for its ports.  ``image_liveness_timeout``: seconds before a
-    silent client image is dropped (driver default 10 s).  ``blocklist``: file of
-    :class:`~aeron_py.blocklist.Blocklist` entries.  ``events``: telemetry directory;
-    ``snapshot_interval``: seconds between ``driver_snapshot`` events.
-    """
-
-    address: str = "127.0.0.1"
-    port: int = 9000
-    control_port: int = 9001
-    dir: str | None = None
-    term_length: int = DEFAULT_TERM_LENGTH
-    linger: float = 0.2
-    send_timeout: float = 2.0
-    create_timeout: float = 5.0
-    image_liveness_timeout: float | None = None
-    blocklist: str | None = None
-    events: str | None = None
-    snapshot_interval: float = 10.0
-    server_id: str | None = None
-
-    def __post_init__(self) -> None:
-        for name in ("port", "control_port"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 65535:
-                raise ValueError(f"ServerOptions.{name} must be a port in [1, 65535], got {value!r}")
-        if self.port == self.control_port:
-            raise ValueError(f"ServerOptions: port and control_port are both {self.port}")
-        t = self.term_length
-        if isinstance(t, bool) or not isinstance(t, int) or t < 65536 or t > 2**30 or t & (t - 1):
-            raise ValueError(f"ServerOptions.term_length must be a power of two in [64 KiB, 1 GiB], got {t!r}")
-        for name in ("send_timeout", "create_timeout", "snapshot_interval"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"ServerOptions.{name} must be > 0 seconds, got {getattr(self, name)!r}")
-        if not self.linger >= 0:
-            raise ValueError(f"ServerOptions.linger must be >= 0 seconds, got {self.linger!r}")
-        if self.image_liveness_timeout is not None and not self.image_liveness_timeout > 0:
-            raise ValueError("ServerOptions.image_liveness_timeout must be None or > 0 seconds, "
-                             f"got {self.image_liveness_timeout!r}")
+# ------------------------------------------------------------------ state
 
 
-# ------------------------------------------------------------------ helpers
-
-
-def aeron_cause(exc: BaseException) -> str:
-    """The informative line of an Aeron error trace (e.g. '(98) Address already in use')."""
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    for line in lines:
-        if line.startswith("(") and "generic error" not in line:
-            return line
-    return lines[0] if lines else type(exc).__name__
-
-
-class _Outbox:
-    """Messages waiting for one publication, each with its own deadline."""
-
-    def __init__(self) -> None:
-        self._items: deque[tuple[bytes, float]] = deque()
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def push(self, data: bytes, deadline: float) -> None:
-        self._items.append((data, deadline))
-
-    def flush(self, pub: Publication, now: float) -> tuple[int, str | None]:
-        """Offer in order; returns (messages sent, failure or None).  Never blocks."""
-        sent = 0
-        while self._items:
-            data, deadline = self._items[0]
-            try:
-                result = pub.offer(data)
-            except OfferError as exc:
-                return sent, str(exc)
-            if result > 0:
-                self._items.popleft()
-                sent += 1
-                continue
-            if now >= deadline:
-                return sent, f"offer still {RESULT_NAMES.get(result, result)} at its deadline"
-            break
-        return sent, None
-
-    def drop_head(self) -> bytes:
-        return self._items.popleft()[0]
+class DriverLostError(RuntimeError):
+    """The Aeron client lost its media driver (keepalive timeout, or the client closed)."""
 
 
 @dataclass
@@ -181,52 +98,7 @@ class _Duologue:
     sub: Subscription
     data_port: int
     control_port: int
-    outbox: _Outbox = field(default_factory=_Outbox)
-
-
-@dataclass
-class _Attempt:
-    """One try at a duologue's channels: both adds are in flight until the driver answers.
-
-    A refused add leaves its handle None and the (first) refusal in ``error``.
-    """
-
-    data_port: int
-    control_port: int
-    sub_add: PendingAdd[Subscription] | None = None
-    pub_add: PendingAdd[ExclusivePublication] | None = None
-    sub: Subscription | None = None
-    pub: ExclusivePublication | None = None
-    error: AeronError | None = None
-
-    def poll(self) -> bool:
-        """Poll the adds still in flight (never blocks); True once both are answered."""
-        if self.sub_add is not None:
-            self.sub_add, self.sub = self._settle(self.sub_add)
-        if self.pub_add is not None:
-            self.pub_add, self.pub = self._settle(self.pub_add)
-        return self.sub_add is None and self.pub_add is None
-
-    def _settle(self, add: PendingAdd[H]) -> tuple[PendingAdd[H] | None, H | None]:
-        """(``add`` if still in flight else None, its handle if made)."""
-        try:
-            handle = add.poll()
-        except AeronError as exc:
-            self.error = self.error or exc
-            return None, None
-        return (add, None) if handle is None else (None, handle)
-
-
-@dataclass
-class _Pending:
-    """A duologue the core created whose channels do not exist yet; its CONNECT waits."""
-
-    action: CreateDuologue
-    deadline: float
-    next_attempt: float = 0.0
-    held: list[bytes] = field(default_factory=list)
-    attempts: int = 0
-    attempt: _Attempt | None = None  # in flight
+    outbox: Outbox
 
 
 @dataclass
@@ -287,11 +159,14 @@ class EchoServer:
         self._aeron: Aeron | None = None
         self._broadcast: Publication | None = None
         self._all_clients: Subscription | None = None
-        self._broadcast_out = _Outbox()
+        self._broadcast_out = Outbox(self.options.broadcast_cap)
+        self._outbox_drops = 0  # replies dropped from duologue outboxes already gone
+        self._guard: EndpointGuard | None = None
+        self._client_errors: deque[str] = deque(maxlen=8)
         self._duologues: dict[int, _Duologue] = {}
         self._closing: dict[int, _Duologue] = {}
-        self._pending: dict[int, _Pending] = {}
-        self._orphans: list[_Attempt] = []  # attempts of duologues already gone, still in flight
+        self._pending: dict[int, Pending] = {}
+        self._orphans: list[Attempt] = []  # attempts of duologues already gone, still in flight
         self._images: dict[int, _Tracked] = {}
         self._image_events: deque[_ImageEvent] = deque()
         self._released: dict[int, tuple[float, str]] = {}  # port -> (bindable again at, "data"/"control")
@@ -399,9 +274,18 @@ class EchoServer:
             driver_options["image_liveness_timeout_ns"] = int(o.image_liveness_timeout * 1e9)
         if o.dir is not None:
             driver_options.update(dir_delete_on_start=True, dir_delete_on_shutdown=True)
+        if o.endpoint_filter:
+            c = self.config
+            driver_options.update(FilterLimits(
+                max_term_length=c.max_image_term_length, setup_rate=o.setup_rate, setup_burst=o.setup_burst,
+                max_images_per_source=o.max_images_per_source, max_images_total=o.max_images_total,
+                ipv6_prefix=c.ipv6_prefix).driver_option())
         self._driver = MediaDriver(o.dir, threading_mode="SHARED", idle_strategy="backoff", **driver_options)
         self.driver_dir = self._driver.dir
-        self._aeron = Aeron(driver=self._driver, use_conductor_agent_invoker=True, client_name="echo-server")
+        self._guard = EndpointGuard(self._driver)
+        self._guard.set_blocklist(self._blocklist)
+        self._aeron = Aeron(driver=self._driver, use_conductor_agent_invoker=True, client_name="echo-server",
+                            timeout=o.driver_timeout, error_handler=self._on_client_error)
         try:
             self._broadcast = self._aeron.add_publication(ChannelUri.udp(
                 control=(o.address, o.control_port), control_mode="dynamic", reliable=True,
@@ -418,10 +302,39 @@ class EchoServer:
                             f"{aeron_cause(exc)}") from exc
         if o.events is not None:
             server_id = o.server_id or f"{o.address}:{o.port}"
-            self._telemetry = ServerTelemetry(o.events, server_id, self._driver.dir, o.snapshot_interval)
+            self._telemetry = ServerTelemetry(
+                o.events, server_id, self._driver.dir, o.snapshot_interval, event_rate=o.event_rate,
+                max_files=o.events_max_files, max_total_bytes=o.events_max_bytes, extra_counters=self._counters)
         logger.info("echo server on %s port %d control %d, duologue ports [%d, %d), driver %s",
                     o.address, o.port, o.control_port, self.config.clients_base_port,
                     self.config.clients_base_port + 2 * self.config.max_clients, self._driver.dir)
+
+    def _on_client_error(self, errcode: int, message: str) -> None:
+        """The client's error handler (runs in the loop thread: agent invoker)."""
+        self._client_errors.append(f"({errcode}) {message}")
+        self._core.log_summary.log(logging.ERROR, f"client_error:{errcode}", time.monotonic(),
+                                   "aeron client error %d: %s", errcode, message)
+
+    def _check_driver(self) -> None:
+        """Raise :class:`DriverLostError` once the client has given up on its driver."""
+        assert self._aeron is not None
+        if self._aeron.is_closed:
+            why = self._client_errors[-1] if self._client_errors else "the Aeron client closed"
+            raise DriverLostError(f"lost the media driver: {why}")
+
+    def _counters(self) -> dict[str, int]:
+        """The glue's cumulative drop counters (telemetry ``driver_snapshot``)."""
+        stats = self._core.stats
+        counters = {
+            "outbox drops": self._broadcast_out.dropped + self._outbox_drops
+            + sum(d.outbox.dropped for d in (*self._duologues.values(), *self._closing.values())),
+            "refusals coalesced": stats.refusals_coalesced,
+            "log lines folded": sum(self._core.log_summary.suppressed.values()),
+            "ports retired": stats.ports_retired,
+        }
+        if self._guard is not None:
+            counters.update(self._guard.counters())
+        return counters
 
     def _on_image(self, key: int | None, up: bool) -> Callable[[Image], None]:
         events = self._image_events
@@ -433,7 +346,11 @@ class EchoServer:
 
     def _iterate(self, now: float) -> int:
         assert self._aeron is not None
-        work = self._aeron.do_work()
+        try:
+            work = self._aeron.do_work()
+        except AeronError:
+            self._check_driver()
+            raise
         work += self._image_events_to_core(now)
         work += self._poll_images(now)
         work += self._flush(now)
@@ -447,10 +364,13 @@ class EchoServer:
         return work + self._reap_orphans(now)
 
     def _housekeeping(self, now: float) -> int:
+        self._check_driver()
         self._execute(self._core.tick(now), now)
         if self._reload:
             self._reload = False
             self._reload_blocklist()
+        if self._guard is not None:
+            self._guard.refresh()
         self._released = {p: r for p, r in self._released.items() if r[0] > now}
         if self._telemetry is not None:
             self._telemetry.snapshot_if_due(now)
@@ -572,15 +492,16 @@ class EchoServer:
                 if pending is not None:
                     pending.held.append(action.data)
                 else:
-                    self._broadcast_out.push(action.data, now + self.options.send_timeout)
+                    self._push_broadcast(action.data, now)
             elif isinstance(action, CreateDuologue):
-                pending = _Pending(action, now + self.options.create_timeout)
+                pending = Pending(action, now + self.options.create_timeout)
                 self._pending[action.session_id] = pending
                 self._try_create(pending, now)
             elif isinstance(action, SendDuologue):
                 d = self._duologues.get(action.session_id)
-                if d is not None:
-                    d.outbox.push(action.data, now + self.options.send_timeout)
+                if d is not None and not d.outbox.push(action.data, now + self.options.send_timeout):
+                    logger.warning("duologue %d: %d replies waiting; closing it", action.session_id, len(d.outbox))
+                    self._execute(self._core.send_failed(action.session_id, now), now)
             elif isinstance(action, CloseDuologue):
                 self._close_duologue(action.session_id, now)
             elif isinstance(action, RejectImage):
@@ -588,16 +509,29 @@ class EchoServer:
             elif not isinstance(action, Event):
                 raise TypeError(f"unknown core action {action!r}")
 
-    def _try_create(self, pending: _Pending, now: float) -> int:
+    def _push_broadcast(self, data: bytes, now: float) -> None:
+        if not self._broadcast_out.push(data, now + self.options.send_timeout):
+            self._core.log_summary.log(logging.WARNING, "broadcast:full", now,
+                                       "broadcast outbox full (%d): oldest reply dropped", self._broadcast_out.cap)
+
+    def _in_flight(self) -> int:
+        """Duologue channel adds the driver has not answered yet (ours and orphaned)."""
+        return len(self._orphans) + sum(1 for p in self._pending.values() if p.attempt is not None)
+
+    def _try_create(self, pending: Pending, now: float) -> int:
         """Start one attempt at a pending duologue's channels (never blocks); 1 if started."""
         a, o = pending.action, self.options
         busy = max(self._bindable_at(a.data_port, "data"), self._bindable_at(a.control_port, "control"))
         if now < busy:  # a closed channel of ours may still hold a port
             pending.next_attempt = min(busy, now + 10 * _RETRY_INTERVAL)
             return self._give_up_if_late(pending, now, f"ports {a.data_port}/{a.control_port} still held")
-        assert self._aeron is not None
+        if self._in_flight() >= o.max_creating:  # pace: the driver is still busy with earlier adds
+            pending.next_attempt = now + _RETRY_INTERVAL
+            return self._give_up_if_late(pending, now, f"{o.max_creating} channel adds already in flight")
+        assert self._aeron is not None and self._guard is not None
         pending.attempts += 1
-        attempt = pending.attempt = _Attempt(a.data_port, a.control_port)
+        self._guard.own_port(a.data_port, a.owner_ip)
+        attempt = pending.attempt = Attempt(a.data_port, a.control_port)
         try:
             attempt.sub_add = self._aeron.async_add_subscription(
                 ChannelUri.udp(endpoint=(o.address, a.data_port), reliable=True, session_id=a.session_id),
@@ -611,7 +545,7 @@ class EchoServer:
             attempt.error = exc
         return 1
 
-    def _advance(self, pending: _Pending, now: float) -> int:
+    def _advance(self, pending: Pending, now: float) -> int:
         """Poll a pending duologue's attempt: go live, or schedule a retry; 1 if it moved on."""
         attempt, a = pending.attempt, pending.action
         assert attempt is not None
@@ -627,13 +561,24 @@ class EchoServer:
             return 1
         assert attempt.sub is not None and attempt.pub is not None
         del self._pending[a.session_id]
-        self._duologues[a.session_id] = _Duologue(attempt.pub, attempt.sub, a.data_port, a.control_port)
+        self._duologues[a.session_id] = _Duologue(attempt.pub, attempt.sub, a.data_port, a.control_port,
+                                                  Outbox(self.options.duologue_outbox_cap))
         for data in pending.held:
-            self._broadcast_out.push(data, now + self.options.send_timeout)
+            self._push_broadcast(data, now)
         return 1
 
-    def _discard(self, attempt: _Attempt, now: float) -> None:
-        """Close what an answered attempt made and note when its ports are free again."""
+    def _discard(self, attempt: Attempt, now: float) -> None:
+        """Close what an answered attempt made and note when its ports are free again.
+
+        An add the client timed out may still be created by the driver later, where
+        nobody can close it: its port is retired for good (see :mod:`.creation`)."""
+        if attempt.timed_out:
+            logger.error("the media driver did not answer a duologue channel add within %.1f s; "
+                         "ports %d/%d retired", self.options.driver_timeout, attempt.data_port, attempt.control_port)
+            for port in (attempt.data_port, attempt.control_port):
+                self._core.retire_port(port)
+        assert self._guard is not None
+        self._guard.own_port(attempt.data_port, None)
         if attempt.sub is not None:
             attempt.sub.close()
             self._release(attempt.data_port, "data", now + _SUB_RELEASE)
@@ -676,13 +621,14 @@ class EchoServer:
     def _release(self, port: int, role: str, bindable_at: float) -> None:
         self._released[port] = (bindable_at, role)
 
-    def _give_up_if_late(self, pending: _Pending, now: float, why: str) -> int:
+    def _give_up_if_late(self, pending: Pending, now: float, why: str) -> int:
         if now < pending.deadline:
             return 0
         session = pending.action.session_id
         self._drop_pending(session, now)
-        logger.error("duologue %d: could not open its channels within %.1f s (%s)",
-                     session, self.options.create_timeout, why)
+        self._core.log_summary.log(logging.ERROR, "create_failed", now,
+                                   "duologue %d: could not open its channels within %.1f s (%s)",
+                                   session, self.options.create_timeout, why)
         self._execute(self._core.create_failed(session, now), now)
         return 1
 
@@ -693,6 +639,8 @@ class EchoServer:
         if d is None:
             return
         had_images = self._release_images(session)
+        assert self._guard is not None
+        self._guard.own_port(d.data_port, None)
         d.sub.close()
         self._release(d.data_port, "data", now + (_SUB_WITH_IMAGES_RELEASE if had_images else _SUB_RELEASE))
         d.outbox.flush(d.pub, now)
@@ -700,6 +648,7 @@ class EchoServer:
             self._closing[session] = d  # closed once its last replies are out
             self._release(d.control_port, "control", math.inf)
         else:
+            self._outbox_drops += d.outbox.dropped
             self._close_publication(d.pub, d.control_port, now)
 
     def _close_publication(self, pub: Publication, control_port: int, now: float) -> None:
@@ -723,8 +672,8 @@ class EchoServer:
             sent, failure = self._broadcast_out.flush(self._broadcast, now)
             work += sent
             if failure is not None:
-                dropped = self._broadcast_out.drop_head()
-                logger.warning("broadcast %r dropped: %s", dropped, failure)
+                self._core.log_summary.log(logging.WARNING, "broadcast:dropped", now,
+                                           "broadcast replies dropped: %s", failure)
         for session, d in list(self._duologues.items()):
             if d.outbox:
                 sent, failure = d.outbox.flush(d.pub, now)
@@ -736,6 +685,8 @@ class EchoServer:
             sent, failure = d.outbox.flush(d.pub, now)
             work += sent
             if failure is not None or not d.outbox:
+                d.outbox.clear()
+                self._outbox_drops += d.outbox.dropped
                 del self._closing[session]
                 self._close_publication(d.pub, d.control_port, now)
         return work

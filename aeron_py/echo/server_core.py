@@ -234,6 +234,7 @@ class ServerStats:
     rejects: Mapping[str, int]
     closes: Mapping[str, int]
     refusals_coalesced: int = 0  # refusals not sent again within refusal_interval
+    ports_retired: int = 0  # taken out of service (see retire_port)
 
 
 # -------------------------------------------------------------------- core
@@ -286,6 +287,7 @@ class EchoServerCore:
             rejects=MappingProxyType(dict(self._rejects)),
             closes=MappingProxyType(dict(self._closes)),
             refusals_coalesced=self._coalesced,
+            ports_retired=self._ports.retired,
         )
 
     def connections_for_ip(self, ip: str) -> int:
@@ -529,6 +531,13 @@ class EchoServerCore:
         """A reply on duologue ``session_id`` missed its send deadline: close it."""
         d = self._live(session_id, "send failure")
         return [] if d is None else self._close(d, CloseReason.SEND_DEADLINE, now)
+
+    def retire_port(self, port: int) -> None:
+        """Never allocate ``port`` again: the glue lost track of a channel that may bind it."""
+        logger.error("duologue port %d retired: a channel the media driver may still create "
+                     "there cannot be closed; capacity is now %d duologues",
+                     port, (self._ports.capacity - self._ports.retired - 1) // 2)
+        self._ports.retire(port)
 
     # ---- time and shutdown
 
