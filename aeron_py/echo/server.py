@@ -5,14 +5,17 @@ so image callbacks fire inside :meth:`EchoServer.run`'s own loop, where they onl
 enqueue.  Each loop iteration:
 
 1. ``aeron.do_work()`` (callbacks enqueue image events);
-2. image events go to the core *before* any fragment of that image is read: a new
-   image's live handle is fetched from its subscription and polled individually,
-   so its source is known; images not yet announced are simply not polled yet
-   (their data waits in the log);
-3. messages go to the core; its actions are executed in order;
-4. replies are offered without blocking: every duologue has an outbox retried each
-   iteration until a deadline, then ``core.send_failed`` (closes that duologue only);
-5. ``core.tick`` every 100 ms; blocklist reload when flagged (SIGHUP); telemetry.
+2. image events go to the core *before* any fragment of that image is read (every
+   image in a subscription's list had its callback in the same duty cycle);
+3. every subscription is polled (its own poll, fragments routed by session id: see
+   :mod:`.images` for why no image handle is ever kept) and the messages go to the
+   core; its actions are executed in order;
+4. replies are offered without blocking: every outbox (bounded, :mod:`.outbox`) is
+   retried each iteration until a deadline, then ``core.send_failed`` (closes that
+   duologue only) or, for the broadcast, the expired replies are dropped;
+5. ``core.tick`` every 100 ms; blocklist reload when flagged (SIGHUP); telemetry;
+   the client losing its driver ends :meth:`EchoServer.run` with
+   :class:`DriverLostError`.
 
 Ports (lesson from the Java peer): a closed duologue publication keeps its control
 socket bound while it lingers, and a closed subscription keeps its socket while an
@@ -27,8 +30,11 @@ No call blocks the loop: a duologue's two channels are asked of the driver with
 the asynchronous adds and the answers are polled once per iteration (an
 :class:`~.creation.Attempt`).  An attempt whose duologue is closed or given up while the
 driver has not answered yet is kept as an orphan: its ports count as held, and
-whatever the driver makes for it is closed as soon as it arrives.  Image events of
-a duologue still being created wait until it is live (or gone).
+whatever the driver makes for it is closed as soon as it arrives.  At most
+``max_creating`` adds are in flight (orphans included), so a flood cannot make the
+shared driver fall seconds behind (see :mod:`.creation` for what happens when the
+client gives an add up).  Image events of a duologue still being created wait until
+it is live (or gone).
 """
 from __future__ import annotations
 
@@ -52,6 +58,7 @@ from ..publication import Publication
 from ..subscription import Image, Subscription
 from .creation import Attempt, Pending, aeron_cause
 from .endpoint_guard import EndpointGuard, FilterLimits
+from .images import ImageBook, TrackedImage, reject_image
 from .outbox import DEFAULT_BROADCAST_CAP, DEFAULT_DUOLOGUE_CAP, Outbox
 from .protocol import STREAM_ID, split_source_identity
 from .server_core import (
@@ -77,7 +84,8 @@ logger = logging.getLogger(__name__)
 
 _TICK_INTERVAL = 0.1
 _TIMER_INTERVAL_NS = 100_000_000  # driver timer: how soon lingering resources are freed
-_POLL_LIMIT = 10  # messages per image per iteration (fairness)
+_POLL_LIMIT = 10  # fragments per duologue subscription per iteration (fairness)
+_POLL_LIMIT_ALL_CLIENTS = 64
 _RETRY_INTERVAL = 0.05  # between attempts to create a duologue
 # When the driver lets go of a released port (measured with the 100 ms timer): a
 # subscription's socket at once, or after ~1.1 s while one of its images drains
@@ -99,16 +107,6 @@ class _Duologue:
     data_port: int
     control_port: int
     outbox: Outbox
-
-
-@dataclass
-class _Tracked:
-    """An image announced to the core; ``key`` None = all-clients, else duologue session."""
-
-    key: int | None
-    source: str
-    handle: Image
-    rejected: bool = False
 
 
 @dataclass(frozen=True)
@@ -167,7 +165,7 @@ class EchoServer:
         self._closing: dict[int, _Duologue] = {}
         self._pending: dict[int, Pending] = {}
         self._orphans: list[Attempt] = []  # attempts of duologues already gone, still in flight
-        self._images: dict[int, _Tracked] = {}
+        self._images = ImageBook()
         self._image_events: deque[_ImageEvent] = deque()
         self._released: dict[int, tuple[float, str]] = {}  # port -> (bindable again at, "data"/"control")
         self._telemetry: ServerTelemetry | None = None
@@ -243,8 +241,13 @@ class EchoServer:
 
     # ---- the loop
 
-    def run(self, on_ready: Callable[["EchoServer"], Any] | None = None) -> None:
-        """Set up, serve until :meth:`stop`, shut down cleanly (also after an error)."""
+    def run(self, on_ready: Callable[["EchoServer"], Any] | None = None,
+            on_stopping: Callable[["EchoServer"], Any] | None = None) -> None:
+        """Set up, serve until :meth:`stop`, shut down cleanly (also after an error).
+
+        ``on_stopping`` runs when serving ends, before the teardown (e.g. to arm a
+        watchdog that bounds it); it raises :class:`DriverLostError` when the client
+        lost its media driver."""
         try:
             self._setup()
             self._ready.set()
@@ -263,6 +266,8 @@ class EchoServer:
                 idle.idle(work)
         finally:
             self._stop.set()
+            if on_stopping is not None:
+                on_stopping(self)
             self._teardown()
 
     def _setup(self) -> None:
@@ -365,6 +370,7 @@ class EchoServer:
 
     def _housekeeping(self, now: float) -> int:
         self._check_driver()
+        self._acknowledge_image_lists()
         self._execute(self._core.tick(now), now)
         if self._reload:
             self._reload = False
@@ -377,6 +383,20 @@ class EchoServer:
         infos = (self._core.duologue_info(session) for session in (*self._duologues, *self._pending))
         self._infos = tuple(info for info in infos if info is not None)
         return 1
+
+    def _acknowledge_image_lists(self) -> None:
+        """Let the C client free the logs of images that went away.
+
+        The client unmaps a removed image only once the application has read its
+        subscription's image list again (``aeron_subscription_image_count``, ``poll``
+        ... record the list's change number; ``aeron_client_conductor.c``,
+        check_lingering_resources).  The glue polls images one by one and never polls
+        a subscription, so without this every departed image stayed mapped (issue 7,
+        item 3)."""
+        if self._all_clients is not None:
+            self._all_clients.image_count
+        for d in self._duologues.values():
+            d.sub.image_count
 
     def _publish(self) -> None:
         self._stats = self._core.stats
@@ -402,37 +422,23 @@ class EchoServer:
                 continue
             done += 1
             if ev.up:
-                self._image_up(ev, self._live_handle(ev), now)
+                self._image_up(ev, now)
             else:
                 self._image_down(ev, now)
         return done
 
-    def _live_handle(self, ev: _ImageEvent) -> Image | None:
-        """The retained image announced by ``ev`` (other retained images are released)."""
-        sub = self._subscription(ev.key)
-        found = None
-        for image in sub.images() if sub is not None else ():
-            if found is None and image.correlation_id == ev.image_id and ev.image_id not in self._images:
-                found = image
-            else:
-                image.close()
-        return found
-
-    def _image_up(self, ev: _ImageEvent, handle: Image | None, now: float) -> None:
-        if handle is None:  # gone again already, or its subscription is closed: never announced
-            logger.debug("image %d (%s) vanished before it was announced", ev.image_id, ev.source)
-            return
+    def _image_up(self, ev: _ImageEvent, now: float) -> None:
         if ev.key is not None and ev.key not in self._duologues:
-            handle.close()
-            return  # the duologue is already closed
+            return  # the duologue is already closed (its subscription with it)
+        if ev.image_id in self._images:
+            return
         try:
             split_source_identity(ev.source)
         except ValueError as exc:
             logger.error("image %d has an unusable source: %s; rejecting it", ev.image_id, exc)
-            handle.reject("bad source identity")
-            handle.close()
+            reject_image(self._subscription(ev.key), ev.session_id, "bad source identity")
             return
-        self._images[ev.image_id] = _Tracked(ev.key, ev.source, handle)
+        self._images.add(TrackedImage(ev.image_id, ev.key, ev.session_id, ev.source))
         if ev.key is None:
             actions = self._core.initial_image_available(ev.image_id, ev.session_id, ev.source, ev.term_length, now)
         else:
@@ -441,10 +447,8 @@ class EchoServer:
         self._execute(actions, now)
 
     def _image_down(self, ev: _ImageEvent, now: float) -> None:
-        tracked = self._images.pop(ev.image_id, None)
-        if tracked is None:
+        if self._images.remove(ev.image_id) is None:
             return  # never announced (its duologue was already gone)
-        tracked.handle.close()
         if ev.key is None:
             actions = self._core.initial_image_unavailable(ev.image_id, now)
         else:
@@ -452,32 +456,35 @@ class EchoServer:
         self._execute(actions, now)
 
     def _poll_images(self, now: float) -> int:
+        """Read every subscription (its own poll: see :mod:`.images`) and feed the core."""
         work = 0
-        for image_id, tracked in list(self._images.items()):
-            if tracked.rejected or self._images.get(image_id) is not tracked:
-                continue
-            messages = tracked.handle.poll_batch(_POLL_LIMIT)
-            work += len(messages)
-            for data in messages:
-                if tracked.key is None:
-                    actions = self._core.hello_received(image_id, data, now)
-                else:
-                    actions = self._core.duologue_message(tracked.key, image_id, data, now)
-                self._execute(actions, now)
+        if self._all_clients is not None:
+            work += self._poll_subscription(None, self._all_clients, _POLL_LIMIT_ALL_CLIENTS, now)
+        for session, d in list(self._duologues.items()):
+            if self._duologues.get(session) is d:
+                work += self._poll_subscription(session, d.sub, _POLL_LIMIT, now)
         return work
 
-    def _release_images(self, key: int) -> bool:
-        """Close the live handles of ``key``'s images; True if there were any."""
-        found = False
-        for image_id, tracked in list(self._images.items()):
-            if tracked.key == key:
-                del self._images[image_id]
-                tracked.handle.close()
-                found = True
-        return found
+    def _poll_subscription(self, key: int | None, sub: Subscription, limit: int, now: float) -> int:
+        received: list[tuple[bytes, int]] = []
+        sub.poll(lambda data, header: received.append((data, header.session_id)), limit)
+        for data, session_id in received:
+            image_id = self._images.image_for(key, session_id)
+            if image_id is None:  # cannot happen: image events are handled before polling
+                self._core.log_summary.log(logging.WARNING, "message:unknown_image", now,
+                                           "message from unannounced session %d dropped", session_id)
+                continue
+            if key is None:
+                actions = self._core.hello_received(image_id, data, now)
+            elif key in self._duologues:
+                actions = self._core.duologue_message(key, image_id, data, now)
+            else:
+                continue  # closed by an earlier message of this batch
+            self._execute(actions, now)
+        return len(received)
 
     def _source_port(self, image_id: int | None) -> int:
-        tracked = self._images.get(image_id) if image_id is not None else None
+        tracked = self._images.get(image_id)
         return split_source_identity(tracked.source)[1] if tracked is not None else 0
 
     # ---- actions
@@ -638,7 +645,7 @@ class EchoServer:
         d = self._duologues.pop(session, None)
         if d is None:
             return
-        had_images = self._release_images(session)
+        had_images = bool(self._images.remove_key(session))
         assert self._guard is not None
         self._guard.own_port(d.data_port, None)
         d.sub.close()
@@ -657,14 +664,8 @@ class EchoServer:
 
     def _reject(self, action: RejectImage) -> None:
         tracked = self._images.get(action.image_id)
-        if tracked is None:
-            logger.info("cannot reject image %d (%s): no live handle", action.image_id, action.reason)
-            return
-        tracked.rejected = True
-        try:
-            tracked.handle.reject(action.reason)
-        except AeronError as exc:
-            logger.warning("rejecting image %d failed: %s", action.image_id, exc)
+        if tracked is None or not reject_image(self._subscription(tracked.key), tracked.session_id, action.reason):
+            logger.debug("cannot reject image %d (%s): it is gone", action.image_id, action.reason)
 
     def _flush(self, now: float) -> int:
         work = 0
@@ -729,8 +730,6 @@ class EchoServer:
                 for d in self._closing.values():
                     d.pub.close()
                 self._closing.clear()
-                for tracked in self._images.values():
-                    tracked.handle.close()
                 self._images.clear()
                 self._infos = ()
                 self._publish()
