@@ -734,6 +734,7 @@ class EchoServer:
                 self._infos = ()
                 self._publish()
         finally:
+            self._core.log_summary.flush(time.monotonic(), force=True)
             try:
                 if self._telemetry is not None:
                     self._telemetry.close()
