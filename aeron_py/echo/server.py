@@ -40,12 +40,11 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import math
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..blocklist import Blocklist
@@ -56,10 +55,11 @@ from ..errors import AeronError
 from ..idle import BackoffIdleStrategy
 from ..publication import Publication
 from ..subscription import Image, Subscription
+from .channels import DuologueChannels, Duologue
 from .creation import Attempt, Pending, aeron_cause
 from .endpoint_guard import EndpointGuard, FilterLimits
 from .images import ImageBook, TrackedImage, reject_image
-from .outbox import DEFAULT_BROADCAST_CAP, DEFAULT_DUOLOGUE_CAP, Outbox
+from .outbox import Outbox
 from .protocol import STREAM_ID, split_source_identity
 from .server_core import (
     Action,
@@ -86,11 +86,6 @@ _TICK_INTERVAL = 0.1
 _TIMER_INTERVAL_NS = 100_000_000  # driver timer: how soon lingering resources are freed
 _POLL_LIMIT = 10  # fragments per duologue subscription per iteration (fairness)
 _POLL_LIMIT_ALL_CLIENTS = 64
-_RETRY_INTERVAL = 0.05  # between attempts to create a duologue
-# When the driver lets go of a released port (measured with the 100 ms timer): a
-# subscription's socket at once, or after ~1.1 s while one of its images drains
-# (5 status-message timeouts); a publication's after its linger plus ~0.4 s.
-_SUB_RELEASE, _SUB_WITH_IMAGES_RELEASE, _PUB_RELEASE_EXTRA = 0.05, 1.3, 0.5
 
 
 # ------------------------------------------------------------------ state
@@ -98,15 +93,6 @@ _SUB_RELEASE, _SUB_WITH_IMAGES_RELEASE, _PUB_RELEASE_EXTRA = 0.05, 1.3, 0.5
 
 class DriverLostError(RuntimeError):
     """The Aeron client lost its media driver (keepalive timeout, or the client closed)."""
-
-
-@dataclass
-class _Duologue:
-    pub: Publication
-    sub: Subscription
-    data_port: int
-    control_port: int
-    outbox: Outbox
 
 
 @dataclass(frozen=True)
@@ -122,7 +108,7 @@ class _ImageEvent:
 # ------------------------------------------------------------------ server
 
 
-class EchoServer:
+class EchoServer(DuologueChannels):
     """An Echo 2.0 server: media driver, Aeron client, channels, and the core.
 
     >>> with EchoServer(ServerConfig(max_clients=4, clients_base_port=9010)) as server:
@@ -161,8 +147,8 @@ class EchoServer:
         self._outbox_drops = 0  # replies dropped from duologue outboxes already gone
         self._guard: EndpointGuard | None = None
         self._client_errors: deque[str] = deque(maxlen=8)
-        self._duologues: dict[int, _Duologue] = {}
-        self._closing: dict[int, _Duologue] = {}
+        self._duologues: dict[int, Duologue] = {}
+        self._closing: dict[int, Duologue] = {}
         self._pending: dict[int, Pending] = {}
         self._orphans: list[Attempt] = []  # attempts of duologues already gone, still in flight
         self._images = ImageBook()
@@ -515,182 +501,6 @@ class EchoServer:
                 self._reject(action)
             elif not isinstance(action, Event):
                 raise TypeError(f"unknown core action {action!r}")
-
-    def _push_broadcast(self, data: bytes, now: float) -> None:
-        if not self._broadcast_out.push(data, now + self.options.send_timeout):
-            self._core.log_summary.log(logging.WARNING, "broadcast:full", now,
-                                       "broadcast outbox full (%d): oldest reply dropped", self._broadcast_out.cap)
-
-    def _in_flight(self) -> int:
-        """Duologue channel adds the driver has not answered yet (ours and orphaned)."""
-        return len(self._orphans) + sum(1 for p in self._pending.values() if p.attempt is not None)
-
-    def _try_create(self, pending: Pending, now: float) -> int:
-        """Start one attempt at a pending duologue's channels (never blocks); 1 if started."""
-        a, o = pending.action, self.options
-        busy = max(self._bindable_at(a.data_port, "data"), self._bindable_at(a.control_port, "control"))
-        if now < busy:  # a closed channel of ours may still hold a port
-            pending.next_attempt = min(busy, now + 10 * _RETRY_INTERVAL)
-            return self._give_up_if_late(pending, now, f"ports {a.data_port}/{a.control_port} still held")
-        if self._in_flight() >= o.max_creating:  # pace: the driver is still busy with earlier adds
-            pending.next_attempt = now + _RETRY_INTERVAL
-            return self._give_up_if_late(pending, now, f"{o.max_creating} channel adds already in flight")
-        assert self._aeron is not None and self._guard is not None
-        pending.attempts += 1
-        self._guard.own_port(a.data_port, a.owner_ip)
-        attempt = pending.attempt = Attempt(a.data_port, a.control_port)
-        try:
-            attempt.sub_add = self._aeron.async_add_subscription(
-                ChannelUri.udp(endpoint=(o.address, a.data_port), reliable=True, session_id=a.session_id),
-                STREAM_ID, on_available_image=self._on_image(a.session_id, True),
-                on_unavailable_image=self._on_image(a.session_id, False))
-            attempt.pub_add = self._aeron.async_add_exclusive_publication(
-                ChannelUri.udp(control=(o.address, a.control_port), control_mode="dynamic", reliable=True,
-                               session_id=a.session_id, term_length=o.term_length),
-                STREAM_ID)
-        except AeronError as exc:  # not even sent: handled as a refusal by _advance
-            attempt.error = exc
-        return 1
-
-    def _advance(self, pending: Pending, now: float) -> int:
-        """Poll a pending duologue's attempt: go live, or schedule a retry; 1 if it moved on."""
-        attempt, a = pending.attempt, pending.action
-        assert attempt is not None
-        if not attempt.poll():
-            return self._give_up_if_late(pending, now, "the media driver has not answered")
-        pending.attempt = None
-        if attempt.error is not None:
-            self._discard(attempt, now)
-            pending.next_attempt = now + _RETRY_INTERVAL
-            logger.info("duologue %d: attempt %d to open ports %d/%d failed: %s", a.session_id,
-                        pending.attempts, a.data_port, a.control_port, aeron_cause(attempt.error))
-            self._give_up_if_late(pending, now, aeron_cause(attempt.error))
-            return 1
-        assert attempt.sub is not None and attempt.pub is not None
-        del self._pending[a.session_id]
-        self._duologues[a.session_id] = _Duologue(attempt.pub, attempt.sub, a.data_port, a.control_port,
-                                                  Outbox(self.options.duologue_outbox_cap))
-        for data in pending.held:
-            self._push_broadcast(data, now)
-        return 1
-
-    def _discard(self, attempt: Attempt, now: float) -> None:
-        """Close what an answered attempt made and note when its ports are free again.
-
-        An add the client timed out may still be created by the driver later, where
-        nobody can close it: its port is retired for good (see :mod:`.creation`)."""
-        if attempt.timed_out:
-            logger.error("the media driver did not answer a duologue channel add within %.1f s; "
-                         "ports %d/%d retired", self.options.driver_timeout, attempt.data_port, attempt.control_port)
-            for port in (attempt.data_port, attempt.control_port):
-                self._core.retire_port(port)
-        assert self._guard is not None
-        self._guard.own_port(attempt.data_port, None)
-        if attempt.sub is not None:
-            attempt.sub.close()
-            self._release(attempt.data_port, "data", now + _SUB_RELEASE)
-        if attempt.pub is not None:
-            self._close_publication(attempt.pub, attempt.control_port, now)
-
-    def _drop_pending(self, session: int, now: float) -> bool:
-        """Forget a pending duologue (its held CONNECT too); its attempt is cancelled."""
-        pending = self._pending.pop(session, None)
-        if pending is None:
-            return False
-        attempt = pending.attempt
-        if attempt is not None:
-            if attempt.poll():
-                self._discard(attempt, now)
-            else:
-                self._orphans.append(attempt)  # closed once the driver answers
-        return True
-
-    def _reap_orphans(self, now: float) -> int:
-        """Close what the driver made for orphaned attempts; number of attempts finished."""
-        if not self._orphans:
-            return 0
-        answered = [attempt for attempt in self._orphans if attempt.poll()]
-        for attempt in answered:
-            self._orphans.remove(attempt)
-            self._discard(attempt, now)
-        return len(answered)
-
-    def _bindable_at(self, port: int, role: str) -> float:
-        """When ``port`` can be bound for ``role``; a new publication shares a lingering
-        publication's control socket, so control after control is never delayed."""
-        if any(port in (o.data_port, o.control_port) for o in self._orphans):
-            return math.inf  # an orphaned attempt may still bind it
-        released = self._released.get(port)
-        if released is None or released[1] == role == "control":
-            return 0.0
-        return released[0]
-
-    def _release(self, port: int, role: str, bindable_at: float) -> None:
-        self._released[port] = (bindable_at, role)
-
-    def _give_up_if_late(self, pending: Pending, now: float, why: str) -> int:
-        if now < pending.deadline:
-            return 0
-        session = pending.action.session_id
-        self._drop_pending(session, now)
-        self._core.log_summary.log(logging.ERROR, "create_failed", now,
-                                   "duologue %d: could not open its channels within %.1f s (%s)",
-                                   session, self.options.create_timeout, why)
-        self._execute(self._core.create_failed(session, now), now)
-        return 1
-
-    def _close_duologue(self, session: int, now: float) -> None:
-        if self._drop_pending(session, now):
-            return  # its CONNECT is dropped with it
-        d = self._duologues.pop(session, None)
-        if d is None:
-            return
-        had_images = bool(self._images.remove_key(session))
-        assert self._guard is not None
-        self._guard.own_port(d.data_port, None)
-        d.sub.close()
-        self._release(d.data_port, "data", now + (_SUB_WITH_IMAGES_RELEASE if had_images else _SUB_RELEASE))
-        d.outbox.flush(d.pub, now)
-        if d.outbox:
-            self._closing[session] = d  # closed once its last replies are out
-            self._release(d.control_port, "control", math.inf)
-        else:
-            self._outbox_drops += d.outbox.dropped
-            self._close_publication(d.pub, d.control_port, now)
-
-    def _close_publication(self, pub: Publication, control_port: int, now: float) -> None:
-        pub.close()
-        self._release(control_port, "control", now + self.options.linger + _PUB_RELEASE_EXTRA)
-
-    def _reject(self, action: RejectImage) -> None:
-        tracked = self._images.get(action.image_id)
-        if tracked is None or not reject_image(self._subscription(tracked.key), tracked.session_id, action.reason):
-            logger.debug("cannot reject image %d (%s): it is gone", action.image_id, action.reason)
-
-    def _flush(self, now: float) -> int:
-        work = 0
-        if self._broadcast_out and self._broadcast is not None:
-            sent, failure = self._broadcast_out.flush(self._broadcast, now)
-            work += sent
-            if failure is not None:
-                self._core.log_summary.log(logging.WARNING, "broadcast:dropped", now,
-                                           "broadcast replies dropped: %s", failure)
-        for session, d in list(self._duologues.items()):
-            if d.outbox:
-                sent, failure = d.outbox.flush(d.pub, now)
-                work += sent
-                if failure is not None:
-                    logger.warning("duologue %d: reply not sent: %s", session, failure)
-                    self._execute(self._core.send_failed(session, now), now)
-        for session, d in list(self._closing.items()):
-            sent, failure = d.outbox.flush(d.pub, now)
-            work += sent
-            if failure is not None or not d.outbox:
-                d.outbox.clear()
-                self._outbox_drops += d.outbox.dropped
-                del self._closing[session]
-                self._close_publication(d.pub, d.control_port, now)
-        return work
 
     # ---- blocklist
 
