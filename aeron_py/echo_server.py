@@ -77,6 +77,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--events-max-files", type=int, default=8, help="telemetry files kept (8)")
     p.add_argument("--no-endpoint-filter", action="store_true",
                    help="do not install the driver's endpoint filter even when this build has one")
+    p.add_argument("--setup-rate", type=_positive_float, default=20.0,
+                   help="endpoint filter: new sessions per second per source address (20)")
+    p.add_argument("--max-images-per-source", type=int, default=8,
+                   help="endpoint filter: concurrent images per source address (8)")
+    p.add_argument("--max-images-total", type=int, default=512,
+                   help="endpoint filter: concurrent images in total (512)")
     p.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     return p
 
@@ -109,7 +115,9 @@ def settings(args: argparse.Namespace, p: argparse.ArgumentParser) -> tuple[Serv
             dir=values["dir"], term_length=args.term_length, blocklist=args.blocklist, events=args.events,
             snapshot_interval=args.snapshot_interval, image_liveness_timeout=args.image_liveness_timeout,
             driver_timeout=args.driver_timeout, max_creating=args.max_creating, events_max_bytes=args.events_max_bytes,
-            events_max_files=args.events_max_files, endpoint_filter=not args.no_endpoint_filter)
+            events_max_files=args.events_max_files, endpoint_filter=not args.no_endpoint_filter,
+            setup_rate=args.setup_rate, setup_burst=max(1, int(2 * args.setup_rate)),
+            max_images_per_source=args.max_images_per_source, max_images_total=args.max_images_total)
         top = config.clients_base_port + 2 * config.max_clients - 1
         if not 1 <= config.clients_base_port <= top <= 65535:
             raise ValueError(f"duologue ports [{config.clients_base_port}, {top}] are outside [1, 65535]")

@@ -520,6 +520,8 @@ class EchoServer(DuologueChannels):
             logger.error("blocklist reload failed, keeping the previous one: %s", exc)
             return
         self.blocklist_version += 1
+        if self._guard is not None:
+            self._guard.set_blocklist(self._blocklist)
         logger.info("blocklist reloaded from %s: %d entries", path, len(self._blocklist))
 
     # ---- shutdown
