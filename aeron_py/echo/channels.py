@@ -128,10 +128,15 @@ class DuologueChannels:
             return self._give_up_if_late(pending, now, "the media driver has not answered")
         pending.attempt = None
         if attempt.error is not None:
+            made_pub = attempt.pub is not None
             self._discard(attempt, now)
-            pending.next_attempt = now + _RETRY_INTERVAL
-            logger.info("duologue %d: attempt %d to open ports %d/%d failed: %s", a.session_id,
-                        pending.attempts, a.data_port, a.control_port, aeron_cause(attempt.error))
+            # A publication of this session that is still lingering makes the retry fail
+            # with a session clash: wait until it is gone.
+            wait = self.options.linger + _PUB_RELEASE_EXTRA if made_pub else _RETRY_INTERVAL
+            pending.next_attempt = now + wait
+            self._core.log_summary.log(logging.INFO, "create_retry", now,
+                                       "duologue %d: attempt %d to open ports %d/%d failed: %s", a.session_id,
+                                       pending.attempts, a.data_port, a.control_port, aeron_cause(attempt.error))
             self._give_up_if_late(pending, now, aeron_cause(attempt.error))
             return 1
         assert attempt.sub is not None and attempt.pub is not None

@@ -219,7 +219,8 @@ def test_telemetry_events_follow_the_schema(tmp_path: Path) -> None:
         peer.send(pub, b"HELLO nope")
         peer.reply_to(sub, pub)
         assert EchoClient(HOST, ports.port, ports.control, count=2, timeout=5).run().ok
-        wait_until(lambda: server.stats.closes.get("client_gone") == 1, 5, "the duologue to close")
+        # client_gone needs the client's end-of-stream (~1 s) or, if that is lost, image liveness (10 s)
+        wait_until(lambda: server.stats.closes.get("client_gone") == 1, 15, "the duologue to close")
     events = list(read_events(tmp_path))
     kinds = {e["kind"] for e in events}
     assert {"hello", "reject", "bad_message", "duologue_created", "client_connected", "duologue_closed",
