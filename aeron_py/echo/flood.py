@@ -20,6 +20,8 @@ from ..channel import ChannelUri
 from ..client import Aeron
 from ..driver import MediaDriver
 from ..idle import BackoffIdleStrategy
+from ..publication import ExclusivePublication
+from ..subscription import Subscription
 from .client import DEFAULT_TERM_LENGTH, publication_channel
 from .protocol import STREAM_ID, format_hello
 
@@ -52,8 +54,8 @@ class HelloFlood:
         self._rng = random.Random(seed)
         self._driver = MediaDriver(publication_linger_timeout_ns=0, term_buffer_length=term_length)
         self._aeron = Aeron(driver=self._driver, use_conductor_agent_invoker=True, client_name="hello-flood")
-        self._pubs = []
-        self._subs = []
+        self._pubs: list[ExclusivePublication] = []
+        self._subs: list[Subscription] = []
         try:
             for source in self.sources:
                 uri, destination = publication_channel(address, port, interface=source, term_length=term_length)
