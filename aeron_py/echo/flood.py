@@ -98,8 +98,10 @@ class HelloFlood:
         return report
 
     def close(self) -> None:
-        for resource in (*self._subs, *self._pubs):
-            resource.close()
+        for sub in self._subs:
+            sub.close()
+        for pub in self._pubs:
+            pub.close()
         self._subs, self._pubs = [], []
         self._aeron.close()
         self._driver.close()
