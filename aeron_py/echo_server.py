@@ -6,20 +6,27 @@
 
 Prints ``READY <address> <port> <control-port>`` on stdout (flushed) once serving.
 SIGINT/SIGTERM: clean shutdown (every duologue closed, driver directory removed),
-exit 0.  SIGHUP: re-read the ``--blocklist`` file.  Startup errors exit 1.
+exit 0.  The shutdown is bounded: if the process is still running ``--shutdown-grace``
+seconds later (e.g. stuck on a stalled driver) it dumps its threads' stacks and exits
+1; a second SIGINT/SIGTERM exits 1 at once.  SIGHUP: re-read the ``--blocklist`` file.
+Startup errors exit 1; losing the media driver (keepalive timeout) exits 1 within
+about ``--driver-timeout`` seconds, with the reason logged.
 """
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import logging
+import os
 import signal
 import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .echo.server import DEFAULT_TERM_LENGTH, EchoServer, ServerOptions, aeron_cause
+from .echo.server import DEFAULT_TERM_LENGTH, DriverLostError, EchoServer, ServerOptions, aeron_cause
 from .echo.server_core import DEFAULT_MAX_IMAGE_TERM_LENGTH, ServerConfig
 
+logger = logging.getLogger("aeron_py.echo_server")
 DEFAULTS = {"address": "127.0.0.1", "port": 9000, "control_port": 9001, "base_port": 9010, "clients": 64}
 _POSITIONAL = ("dir", "address", "port", "control_port", "base_port", "clients")
 
@@ -51,7 +58,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--term-length", type=int, default=DEFAULT_TERM_LENGTH,
                    help="term length of the server's publications (64 KiB)")
     p.add_argument("--max-image-term-length", type=int, default=DEFAULT_MAX_IMAGE_TERM_LENGTH,
-                   help="reject client images with a larger term (16 MiB)")
+                   help="refuse client images with a larger term (64 KiB; stock Aeron clients use 16 MiB)")
     p.add_argument("--ipv6-prefix", type=int, default=64, help="IPv6 prefix length counted as one IP (64)")
     p.add_argument("--blocklist", help="blocklist file (re-read on SIGHUP)")
     p.add_argument("--events", help="write telemetry events (JSON Lines) into this directory")
@@ -59,6 +66,23 @@ def parser() -> argparse.ArgumentParser:
                    help="seconds between driver_snapshot events (10)")
     p.add_argument("--image-liveness-timeout", type=_positive_float,
                    help="seconds before a silent client image is dropped (driver default 10)")
+    p.add_argument("--driver-timeout", type=_positive_float, default=10.0,
+                   help="seconds without the media driver's keepalive before the server exits (10)")
+    p.add_argument("--shutdown-grace", type=_positive_float, default=10.0,
+                   help="seconds a shutdown may take before the process is forced to exit (10)")
+    p.add_argument("--max-creating", type=int, default=4,
+                   help="duologue channel adds in flight at once; more wait, then 'server full' (4)")
+    p.add_argument("--events-max-bytes", type=int, default=16 * 1024 * 1024,
+                   help="telemetry kept on disk, in bytes; oldest files deleted (16 MiB)")
+    p.add_argument("--events-max-files", type=int, default=8, help="telemetry files kept (8)")
+    p.add_argument("--no-endpoint-filter", action="store_true",
+                   help="do not install the driver's endpoint filter even when this build has one")
+    p.add_argument("--setup-rate", type=_positive_float, default=20.0,
+                   help="endpoint filter: new sessions per second per source address (20)")
+    p.add_argument("--max-images-per-source", type=int, default=8,
+                   help="endpoint filter: concurrent images per source address (8)")
+    p.add_argument("--max-images-total", type=int, default=512,
+                   help="endpoint filter: concurrent images in total (512)")
     p.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     return p
 
@@ -89,7 +113,11 @@ def settings(args: argparse.Namespace, p: argparse.ArgumentParser) -> tuple[Serv
         options = ServerOptions(
             address=values["address"], port=values["port"], control_port=values["control_port"],
             dir=values["dir"], term_length=args.term_length, blocklist=args.blocklist, events=args.events,
-            snapshot_interval=args.snapshot_interval, image_liveness_timeout=args.image_liveness_timeout)
+            snapshot_interval=args.snapshot_interval, image_liveness_timeout=args.image_liveness_timeout,
+            driver_timeout=args.driver_timeout, max_creating=args.max_creating, events_max_bytes=args.events_max_bytes,
+            events_max_files=args.events_max_files, endpoint_filter=not args.no_endpoint_filter,
+            setup_rate=args.setup_rate, setup_burst=max(1, int(2 * args.setup_rate)),
+            max_images_per_source=args.max_images_per_source, max_images_total=args.max_images_total)
         top = config.clients_base_port + 2 * config.max_clients - 1
         if not 1 <= config.clients_base_port <= top <= 65535:
             raise ValueError(f"duologue ports [{config.clients_base_port}, {top}] are outside [1, 65535]")
@@ -118,19 +146,44 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{config.clients_base_port + 2 * config.max_clients - 1}, driver dir {s.driver_dir}",
               file=sys.stderr, flush=True)
 
+    grace = args.shutdown_grace
+    signals: list[int] = []
+
+    def arm_watchdog(why: str) -> None:
+        """Bound the shutdown: faulthandler's own thread needs no GIL and no Python code."""
+        logger.info("%s; if still running in %.1f s the process dumps its stacks and exits 1", why, grace)
+        faulthandler.dump_traceback_later(grace, exit=True)
+
     def on_stop(signum: int, frame: object) -> None:
+        signals.append(signum)
+        name = signal.Signals(signum).name
+        if len(signals) > 1:
+            logger.error("second %s during shutdown: exiting now (status 1) without cleaning up", name)
+            logging.shutdown()
+            os._exit(1)
+        arm_watchdog(f"{name}: stopping")
         server.stop()
+
+    def stopping(s: EchoServer) -> None:
+        if not signals:  # the loop ended by itself (error, driver lost): bound the teardown too
+            arm_watchdog("serving ended")
 
     signal.signal(signal.SIGINT, on_stop)
     signal.signal(signal.SIGTERM, on_stop)
     if hasattr(signal, "SIGHUP"):
         signal.signal(signal.SIGHUP, lambda signum, frame: server.reload_blocklist())
     try:
-        server.run(on_ready=ready)
+        server.run(on_ready=ready, on_stopping=stopping)
+    except DriverLostError as exc:
+        logger.error("exiting: %s", exc)
+        print(f"echo_server: {exc}", file=sys.stderr)
+        return 1
     except Exception as exc:  # noqa: BLE001 - report any startup/serving failure plainly
-        logging.getLogger("aeron_py.echo_server").debug("server failed", exc_info=True)
+        logger.debug("server failed", exc_info=True)
         print(f"echo_server: {aeron_cause(exc)}", file=sys.stderr)
         return 1
+    finally:
+        faulthandler.cancel_dump_traceback_later()
     return 0
 
 

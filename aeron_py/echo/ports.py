@@ -36,6 +36,7 @@ class PortAllocator:
         self._rng = rng if rng is not None else random.SystemRandom()
         self._free: list[int] = list(range(base_port, top + 1))
         self._in_use: set[int] = set()
+        self._retired: set[int] = set()
 
     @property
     def capacity(self) -> int:
@@ -83,4 +84,23 @@ class PortAllocator:
             )
             raise ValueError(f"cannot free port {port!r}: {where}")
         self._in_use.remove(port)
-        self._free.append(port)
+        if port not in self._retired:
+            self._free.append(port)
+
+    @property
+    def retired(self) -> int:
+        """Number of ports taken out of service by :meth:`retire`."""
+        return len(self._retired)
+
+    def retire(self, port: int) -> None:
+        """Never hand ``port`` out again (it is, or may become, bound by someone else).
+
+        A free port leaves the free list at once; an allocated one when it is freed.
+        """
+        if not (isinstance(port, int) and self._base <= port <= self._top):
+            raise ValueError(f"cannot retire port {port!r}: outside [{self._base}, {self._top}]")
+        if port in self._retired:
+            return
+        self._retired.add(port)
+        if port not in self._in_use:
+            self._free.remove(port)

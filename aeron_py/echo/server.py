@@ -5,14 +5,17 @@ so image callbacks fire inside :meth:`EchoServer.run`'s own loop, where they onl
 enqueue.  Each loop iteration:
 
 1. ``aeron.do_work()`` (callbacks enqueue image events);
-2. image events go to the core *before* any fragment of that image is read: a new
-   image's live handle is fetched from its subscription and polled individually,
-   so its source is known; images not yet announced are simply not polled yet
-   (their data waits in the log);
-3. messages go to the core; its actions are executed in order;
-4. replies are offered without blocking: every duologue has an outbox retried each
-   iteration until a deadline, then ``core.send_failed`` (closes that duologue only);
-5. ``core.tick`` every 100 ms; blocklist reload when flagged (SIGHUP); telemetry.
+2. image events go to the core *before* any fragment of that image is read (every
+   image in a subscription's list had its callback in the same duty cycle);
+3. every subscription is polled (its own poll, fragments routed by session id: see
+   :mod:`.images` for why no image handle is ever kept) and the messages go to the
+   core; its actions are executed in order;
+4. replies are offered without blocking: every outbox (bounded, :mod:`.outbox`) is
+   retried each iteration until a deadline, then ``core.send_failed`` (closes that
+   duologue only) or, for the broadcast, the expired replies are dropped;
+5. ``core.tick`` every 100 ms; blocklist reload when flagged (SIGHUP); telemetry;
+   the client losing its driver ends :meth:`EchoServer.run` with
+   :class:`DriverLostError`.
 
 Ports (lesson from the Java peer): a closed duologue publication keeps its control
 socket bound while it lingers, and a closed subscription keeps its socket while an
@@ -25,31 +28,38 @@ back until the channels exist (bounded by ``create_timeout``, then
 
 No call blocks the loop: a duologue's two channels are asked of the driver with
 the asynchronous adds and the answers are polled once per iteration (an
-:class:`_Attempt`).  An attempt whose duologue is closed or given up while the
+:class:`~.creation.Attempt`).  An attempt whose duologue is closed or given up while the
 driver has not answered yet is kept as an orphan: its ports count as held, and
-whatever the driver makes for it is closed as soon as it arrives.  Image events of
-a duologue still being created wait until it is live (or gone).
+whatever the driver makes for it is closed as soon as it arrives.  At most
+``max_creating`` adds are in flight (orphans included), so a flood cannot make the
+shared driver fall seconds behind (see :mod:`.creation` for what happens when the
+client gives an add up).  Image events of a duologue still being created wait until
+it is live (or gone).
 """
 from __future__ import annotations
 
 import dataclasses
 import logging
-import math
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any
 
 from ..blocklist import Blocklist
 from ..channel import ChannelUri
-from ..client import Aeron, PendingAdd
+from ..client import Aeron
 from ..driver import MediaDriver
-from ..errors import RESULT_NAMES, AeronError, OfferError
+from ..errors import AeronError
 from ..idle import BackoffIdleStrategy
-from ..publication import ExclusivePublication, Publication
+from ..publication import Publication
 from ..subscription import Image, Subscription
+from .channels import DuologueChannels, Duologue
+from .creation import Attempt, Pending, aeron_cause
+from .endpoint_guard import EndpointGuard, FilterLimits
+from .images import ImageBook, TrackedImage, reject_image
+from .outbox import Outbox
 from .protocol import STREAM_ID, split_source_identity
 from .server_core import (
     Action,
@@ -64,179 +74,25 @@ from .server_core import (
     ServerConfig,
     ServerStats,
 )
+from .server_options import DEFAULT_TERM_LENGTH, ServerOptions
 from .server_telemetry import SNAPSHOT_COUNTERS, ServerTelemetry
 
-__all__ = ["DEFAULT_TERM_LENGTH", "SNAPSHOT_COUNTERS", "EchoServer", "ServerOptions", "aeron_cause"]
+__all__ = ["DEFAULT_TERM_LENGTH", "SNAPSHOT_COUNTERS", "DriverLostError", "EchoServer", "ServerOptions",
+           "aeron_cause"]
 
 logger = logging.getLogger(__name__)
-H = TypeVar("H")
 
-DEFAULT_TERM_LENGTH = 64 * 1024
 _TICK_INTERVAL = 0.1
 _TIMER_INTERVAL_NS = 100_000_000  # driver timer: how soon lingering resources are freed
-_POLL_LIMIT = 10  # messages per image per iteration (fairness)
-_RETRY_INTERVAL = 0.05  # between attempts to create a duologue
-# When the driver lets go of a released port (measured with the 100 ms timer): a
-# subscription's socket at once, or after ~1.1 s while one of its images drains
-# (5 status-message timeouts); a publication's after its linger plus ~0.4 s.
-_SUB_RELEASE, _SUB_WITH_IMAGES_RELEASE, _PUB_RELEASE_EXTRA = 0.05, 1.3, 0.5
+_POLL_LIMIT = 10  # fragments per duologue subscription per iteration (fairness)
+_POLL_LIMIT_ALL_CLIENTS = 64
 
 
-@dataclass(frozen=True, kw_only=True)
-class ServerOptions:
-    """Where and how the glue runs (the protocol limits live in :class:`ServerConfig`).
-
-    ``dir``: Aeron directory (default: a fresh one under /dev/shm); it is deleted on
-    start and on shutdown.  ``linger``: publication linger in seconds.  ``send_timeout``:
-    how long a reply may wait for its publication.  ``create_timeout``: how long a
-    duologue may wait for its ports.  ``image_liveness_timeout``: seconds before a
-    silent client image is dropped (driver default 10 s).  ``blocklist``: file of
-    :class:`~aeron_py.blocklist.Blocklist` entries.  ``events``: telemetry directory;
-    ``snapshot_interval``: seconds between ``driver_snapshot`` events.
-    """
-
-    address: str = "127.0.0.1"
-    port: int = 9000
-    control_port: int = 9001
-    dir: str | None = None
-    term_length: int = DEFAULT_TERM_LENGTH
-    linger: float = 0.2
-    send_timeout: float = 2.0
-    create_timeout: float = 5.0
-    image_liveness_timeout: float | None = None
-    blocklist: str | None = None
-    events: str | None = None
-    snapshot_interval: float = 10.0
-    server_id: str | None = None
-
-    def __post_init__(self) -> None:
-        for name in ("port", "control_port"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 65535:
-                raise ValueError(f"ServerOptions.{name} must be a port in [1, 65535], got {value!r}")
-        if self.port == self.control_port:
-            raise ValueError(f"ServerOptions: port and control_port are both {self.port}")
-        t = self.term_length
-        if isinstance(t, bool) or not isinstance(t, int) or t < 65536 or t > 2**30 or t & (t - 1):
-            raise ValueError(f"ServerOptions.term_length must be a power of two in [64 KiB, 1 GiB], got {t!r}")
-        for name in ("send_timeout", "create_timeout", "snapshot_interval"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"ServerOptions.{name} must be > 0 seconds, got {getattr(self, name)!r}")
-        if not self.linger >= 0:
-            raise ValueError(f"ServerOptions.linger must be >= 0 seconds, got {self.linger!r}")
-        if self.image_liveness_timeout is not None and not self.image_liveness_timeout > 0:
-            raise ValueError("ServerOptions.image_liveness_timeout must be None or > 0 seconds, "
-                             f"got {self.image_liveness_timeout!r}")
+# ------------------------------------------------------------------ state
 
 
-# ------------------------------------------------------------------ helpers
-
-
-def aeron_cause(exc: BaseException) -> str:
-    """The informative line of an Aeron error trace (e.g. '(98) Address already in use')."""
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    for line in lines:
-        if line.startswith("(") and "generic error" not in line:
-            return line
-    return lines[0] if lines else type(exc).__name__
-
-
-class _Outbox:
-    """Messages waiting for one publication, each with its own deadline."""
-
-    def __init__(self) -> None:
-        self._items: deque[tuple[bytes, float]] = deque()
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def push(self, data: bytes, deadline: float) -> None:
-        self._items.append((data, deadline))
-
-    def flush(self, pub: Publication, now: float) -> tuple[int, str | None]:
-        """Offer in order; returns (messages sent, failure or None).  Never blocks."""
-        sent = 0
-        while self._items:
-            data, deadline = self._items[0]
-            try:
-                result = pub.offer(data)
-            except OfferError as exc:
-                return sent, str(exc)
-            if result > 0:
-                self._items.popleft()
-                sent += 1
-                continue
-            if now >= deadline:
-                return sent, f"offer still {RESULT_NAMES.get(result, result)} at its deadline"
-            break
-        return sent, None
-
-    def drop_head(self) -> bytes:
-        return self._items.popleft()[0]
-
-
-@dataclass
-class _Duologue:
-    pub: Publication
-    sub: Subscription
-    data_port: int
-    control_port: int
-    outbox: _Outbox = field(default_factory=_Outbox)
-
-
-@dataclass
-class _Attempt:
-    """One try at a duologue's channels: both adds are in flight until the driver answers.
-
-    A refused add leaves its handle None and the (first) refusal in ``error``.
-    """
-
-    data_port: int
-    control_port: int
-    sub_add: PendingAdd[Subscription] | None = None
-    pub_add: PendingAdd[ExclusivePublication] | None = None
-    sub: Subscription | None = None
-    pub: ExclusivePublication | None = None
-    error: AeronError | None = None
-
-    def poll(self) -> bool:
-        """Poll the adds still in flight (never blocks); True once both are answered."""
-        if self.sub_add is not None:
-            self.sub_add, self.sub = self._settle(self.sub_add)
-        if self.pub_add is not None:
-            self.pub_add, self.pub = self._settle(self.pub_add)
-        return self.sub_add is None and self.pub_add is None
-
-    def _settle(self, add: PendingAdd[H]) -> tuple[PendingAdd[H] | None, H | None]:
-        """(``add`` if still in flight else None, its handle if made)."""
-        try:
-            handle = add.poll()
-        except AeronError as exc:
-            self.error = self.error or exc
-            return None, None
-        return (add, None) if handle is None else (None, handle)
-
-
-@dataclass
-class _Pending:
-    """A duologue the core created whose channels do not exist yet; its CONNECT waits."""
-
-    action: CreateDuologue
-    deadline: float
-    next_attempt: float = 0.0
-    held: list[bytes] = field(default_factory=list)
-    attempts: int = 0
-    attempt: _Attempt | None = None  # in flight
-
-
-@dataclass
-class _Tracked:
-    """An image announced to the core; ``key`` None = all-clients, else duologue session."""
-
-    key: int | None
-    source: str
-    handle: Image
-    rejected: bool = False
+class DriverLostError(RuntimeError):
+    """The Aeron client lost its media driver (keepalive timeout, or the client closed)."""
 
 
 @dataclass(frozen=True)
@@ -252,7 +108,7 @@ class _ImageEvent:
 # ------------------------------------------------------------------ server
 
 
-class EchoServer:
+class EchoServer(DuologueChannels):
     """An Echo 2.0 server: media driver, Aeron client, channels, and the core.
 
     >>> with EchoServer(ServerConfig(max_clients=4, clients_base_port=9010)) as server:
@@ -287,12 +143,15 @@ class EchoServer:
         self._aeron: Aeron | None = None
         self._broadcast: Publication | None = None
         self._all_clients: Subscription | None = None
-        self._broadcast_out = _Outbox()
-        self._duologues: dict[int, _Duologue] = {}
-        self._closing: dict[int, _Duologue] = {}
-        self._pending: dict[int, _Pending] = {}
-        self._orphans: list[_Attempt] = []  # attempts of duologues already gone, still in flight
-        self._images: dict[int, _Tracked] = {}
+        self._broadcast_out = Outbox(self.options.broadcast_cap)
+        self._outbox_drops = 0  # replies dropped from duologue outboxes already gone
+        self._guard: EndpointGuard | None = None
+        self._client_errors: deque[str] = deque(maxlen=8)
+        self._duologues: dict[int, Duologue] = {}
+        self._closing: dict[int, Duologue] = {}
+        self._pending: dict[int, Pending] = {}
+        self._orphans: list[Attempt] = []  # attempts of duologues already gone, still in flight
+        self._images = ImageBook()
         self._image_events: deque[_ImageEvent] = deque()
         self._released: dict[int, tuple[float, str]] = {}  # port -> (bindable again at, "data"/"control")
         self._telemetry: ServerTelemetry | None = None
@@ -368,8 +227,13 @@ class EchoServer:
 
     # ---- the loop
 
-    def run(self, on_ready: Callable[["EchoServer"], Any] | None = None) -> None:
-        """Set up, serve until :meth:`stop`, shut down cleanly (also after an error)."""
+    def run(self, on_ready: Callable[["EchoServer"], Any] | None = None,
+            on_stopping: Callable[["EchoServer"], Any] | None = None) -> None:
+        """Set up, serve until :meth:`stop`, shut down cleanly (also after an error).
+
+        ``on_stopping`` runs when serving ends, before the teardown (e.g. to arm a
+        watchdog that bounds it); it raises :class:`DriverLostError` when the client
+        lost its media driver."""
         try:
             self._setup()
             self._ready.set()
@@ -388,6 +252,8 @@ class EchoServer:
                 idle.idle(work)
         finally:
             self._stop.set()
+            if on_stopping is not None:
+                on_stopping(self)
             self._teardown()
 
     def _setup(self) -> None:
@@ -399,9 +265,18 @@ class EchoServer:
             driver_options["image_liveness_timeout_ns"] = int(o.image_liveness_timeout * 1e9)
         if o.dir is not None:
             driver_options.update(dir_delete_on_start=True, dir_delete_on_shutdown=True)
+        if o.endpoint_filter:
+            c = self.config
+            driver_options.update(FilterLimits(
+                max_term_length=c.max_image_term_length, setup_rate=o.setup_rate, setup_burst=o.setup_burst,
+                max_images_per_source=o.max_images_per_source, max_images_total=o.max_images_total,
+                ipv6_prefix=c.ipv6_prefix).driver_option())
         self._driver = MediaDriver(o.dir, threading_mode="SHARED", idle_strategy="backoff", **driver_options)
         self.driver_dir = self._driver.dir
-        self._aeron = Aeron(driver=self._driver, use_conductor_agent_invoker=True, client_name="echo-server")
+        self._guard = EndpointGuard(self._driver)
+        self._guard.set_blocklist(self._blocklist)
+        self._aeron = Aeron(driver=self._driver, use_conductor_agent_invoker=True, client_name="echo-server",
+                            timeout=o.driver_timeout, error_handler=self._on_client_error)
         try:
             self._broadcast = self._aeron.add_publication(ChannelUri.udp(
                 control=(o.address, o.control_port), control_mode="dynamic", reliable=True,
@@ -418,10 +293,39 @@ class EchoServer:
                             f"{aeron_cause(exc)}") from exc
         if o.events is not None:
             server_id = o.server_id or f"{o.address}:{o.port}"
-            self._telemetry = ServerTelemetry(o.events, server_id, self._driver.dir, o.snapshot_interval)
+            self._telemetry = ServerTelemetry(
+                o.events, server_id, self._driver.dir, o.snapshot_interval, event_rate=o.event_rate,
+                max_files=o.events_max_files, max_total_bytes=o.events_max_bytes, extra_counters=self._counters)
         logger.info("echo server on %s port %d control %d, duologue ports [%d, %d), driver %s",
                     o.address, o.port, o.control_port, self.config.clients_base_port,
                     self.config.clients_base_port + 2 * self.config.max_clients, self._driver.dir)
+
+    def _on_client_error(self, errcode: int, message: str) -> None:
+        """The client's error handler (runs in the loop thread: agent invoker)."""
+        self._client_errors.append(f"({errcode}) {message}")
+        self._core.log_summary.log(logging.ERROR, f"client_error:{errcode}", time.monotonic(),
+                                   "aeron client error %d: %s", errcode, message)
+
+    def _check_driver(self) -> None:
+        """Raise :class:`DriverLostError` once the client has given up on its driver."""
+        assert self._aeron is not None
+        if self._aeron.is_closed:
+            why = self._client_errors[-1] if self._client_errors else "the Aeron client closed"
+            raise DriverLostError(f"lost the media driver: {why}")
+
+    def _counters(self) -> dict[str, int]:
+        """The glue's cumulative drop counters (telemetry ``driver_snapshot``)."""
+        stats = self._core.stats
+        counters = {
+            "outbox drops": self._broadcast_out.dropped + self._outbox_drops
+            + sum(d.outbox.dropped for d in (*self._duologues.values(), *self._closing.values())),
+            "refusals coalesced": stats.refusals_coalesced,
+            "log lines folded": sum(self._core.log_summary.suppressed.values()),
+            "ports retired": stats.ports_retired,
+        }
+        if self._guard is not None:
+            counters.update(self._guard.counters())
+        return counters
 
     def _on_image(self, key: int | None, up: bool) -> Callable[[Image], None]:
         events = self._image_events
@@ -433,7 +337,11 @@ class EchoServer:
 
     def _iterate(self, now: float) -> int:
         assert self._aeron is not None
-        work = self._aeron.do_work()
+        try:
+            work = self._aeron.do_work()
+        except AeronError:
+            self._check_driver()
+            raise
         work += self._image_events_to_core(now)
         work += self._poll_images(now)
         work += self._flush(now)
@@ -447,16 +355,34 @@ class EchoServer:
         return work + self._reap_orphans(now)
 
     def _housekeeping(self, now: float) -> int:
+        self._check_driver()
+        self._acknowledge_image_lists()
         self._execute(self._core.tick(now), now)
         if self._reload:
             self._reload = False
             self._reload_blocklist()
+        if self._guard is not None:
+            self._guard.refresh()
         self._released = {p: r for p, r in self._released.items() if r[0] > now}
         if self._telemetry is not None:
             self._telemetry.snapshot_if_due(now)
         infos = (self._core.duologue_info(session) for session in (*self._duologues, *self._pending))
         self._infos = tuple(info for info in infos if info is not None)
         return 1
+
+    def _acknowledge_image_lists(self) -> None:
+        """Let the C client free the logs of images that went away.
+
+        The client unmaps a removed image only once the application has read its
+        subscription's image list again (``aeron_subscription_image_count``, ``poll``
+        ... record the list's change number; ``aeron_client_conductor.c``,
+        check_lingering_resources).  The glue polls images one by one and never polls
+        a subscription, so without this every departed image stayed mapped (issue 7,
+        item 3)."""
+        if self._all_clients is not None:
+            self._all_clients.image_count
+        for d in self._duologues.values():
+            d.sub.image_count
 
     def _publish(self) -> None:
         self._stats = self._core.stats
@@ -482,37 +408,23 @@ class EchoServer:
                 continue
             done += 1
             if ev.up:
-                self._image_up(ev, self._live_handle(ev), now)
+                self._image_up(ev, now)
             else:
                 self._image_down(ev, now)
         return done
 
-    def _live_handle(self, ev: _ImageEvent) -> Image | None:
-        """The retained image announced by ``ev`` (other retained images are released)."""
-        sub = self._subscription(ev.key)
-        found = None
-        for image in sub.images() if sub is not None else ():
-            if found is None and image.correlation_id == ev.image_id and ev.image_id not in self._images:
-                found = image
-            else:
-                image.close()
-        return found
-
-    def _image_up(self, ev: _ImageEvent, handle: Image | None, now: float) -> None:
-        if handle is None:  # gone again already, or its subscription is closed: never announced
-            logger.debug("image %d (%s) vanished before it was announced", ev.image_id, ev.source)
-            return
+    def _image_up(self, ev: _ImageEvent, now: float) -> None:
         if ev.key is not None and ev.key not in self._duologues:
-            handle.close()
-            return  # the duologue is already closed
+            return  # the duologue is already closed (its subscription with it)
+        if ev.image_id in self._images:
+            return
         try:
             split_source_identity(ev.source)
         except ValueError as exc:
             logger.error("image %d has an unusable source: %s; rejecting it", ev.image_id, exc)
-            handle.reject("bad source identity")
-            handle.close()
+            reject_image(self._subscription(ev.key), ev.session_id, "bad source identity")
             return
-        self._images[ev.image_id] = _Tracked(ev.key, ev.source, handle)
+        self._images.add(TrackedImage(ev.image_id, ev.key, ev.session_id, ev.source))
         if ev.key is None:
             actions = self._core.initial_image_available(ev.image_id, ev.session_id, ev.source, ev.term_length, now)
         else:
@@ -521,10 +433,8 @@ class EchoServer:
         self._execute(actions, now)
 
     def _image_down(self, ev: _ImageEvent, now: float) -> None:
-        tracked = self._images.pop(ev.image_id, None)
-        if tracked is None:
+        if self._images.remove(ev.image_id) is None:
             return  # never announced (its duologue was already gone)
-        tracked.handle.close()
         if ev.key is None:
             actions = self._core.initial_image_unavailable(ev.image_id, now)
         else:
@@ -532,32 +442,35 @@ class EchoServer:
         self._execute(actions, now)
 
     def _poll_images(self, now: float) -> int:
+        """Read every subscription (its own poll: see :mod:`.images`) and feed the core."""
         work = 0
-        for image_id, tracked in list(self._images.items()):
-            if tracked.rejected or self._images.get(image_id) is not tracked:
-                continue
-            messages = tracked.handle.poll_batch(_POLL_LIMIT)
-            work += len(messages)
-            for data in messages:
-                if tracked.key is None:
-                    actions = self._core.hello_received(image_id, data, now)
-                else:
-                    actions = self._core.duologue_message(tracked.key, image_id, data, now)
-                self._execute(actions, now)
+        if self._all_clients is not None:
+            work += self._poll_subscription(None, self._all_clients, _POLL_LIMIT_ALL_CLIENTS, now)
+        for session, d in list(self._duologues.items()):
+            if self._duologues.get(session) is d:
+                work += self._poll_subscription(session, d.sub, _POLL_LIMIT, now)
         return work
 
-    def _release_images(self, key: int) -> bool:
-        """Close the live handles of ``key``'s images; True if there were any."""
-        found = False
-        for image_id, tracked in list(self._images.items()):
-            if tracked.key == key:
-                del self._images[image_id]
-                tracked.handle.close()
-                found = True
-        return found
+    def _poll_subscription(self, key: int | None, sub: Subscription, limit: int, now: float) -> int:
+        received: list[tuple[bytes, int]] = []
+        sub.poll(lambda data, header: received.append((data, header.session_id)), limit)
+        for data, session_id in received:
+            image_id = self._images.image_for(key, session_id)
+            if image_id is None:  # cannot happen: image events are handled before polling
+                self._core.log_summary.log(logging.WARNING, "message:unknown_image", now,
+                                           "message from unannounced session %d dropped", session_id)
+                continue
+            if key is None:
+                actions = self._core.hello_received(image_id, data, now)
+            elif key in self._duologues:
+                actions = self._core.duologue_message(key, image_id, data, now)
+            else:
+                continue  # closed by an earlier message of this batch
+            self._execute(actions, now)
+        return len(received)
 
     def _source_port(self, image_id: int | None) -> int:
-        tracked = self._images.get(image_id) if image_id is not None else None
+        tracked = self._images.get(image_id)
         return split_source_identity(tracked.source)[1] if tracked is not None else 0
 
     # ---- actions
@@ -572,173 +485,22 @@ class EchoServer:
                 if pending is not None:
                     pending.held.append(action.data)
                 else:
-                    self._broadcast_out.push(action.data, now + self.options.send_timeout)
+                    self._push_broadcast(action.data, now)
             elif isinstance(action, CreateDuologue):
-                pending = _Pending(action, now + self.options.create_timeout)
+                pending = Pending(action, now + self.options.create_timeout)
                 self._pending[action.session_id] = pending
                 self._try_create(pending, now)
             elif isinstance(action, SendDuologue):
                 d = self._duologues.get(action.session_id)
-                if d is not None:
-                    d.outbox.push(action.data, now + self.options.send_timeout)
+                if d is not None and not d.outbox.push(action.data, now + self.options.send_timeout):
+                    logger.warning("duologue %d: %d replies waiting; closing it", action.session_id, len(d.outbox))
+                    self._execute(self._core.send_failed(action.session_id, now), now)
             elif isinstance(action, CloseDuologue):
                 self._close_duologue(action.session_id, now)
             elif isinstance(action, RejectImage):
                 self._reject(action)
             elif not isinstance(action, Event):
                 raise TypeError(f"unknown core action {action!r}")
-
-    def _try_create(self, pending: _Pending, now: float) -> int:
-        """Start one attempt at a pending duologue's channels (never blocks); 1 if started."""
-        a, o = pending.action, self.options
-        busy = max(self._bindable_at(a.data_port, "data"), self._bindable_at(a.control_port, "control"))
-        if now < busy:  # a closed channel of ours may still hold a port
-            pending.next_attempt = min(busy, now + 10 * _RETRY_INTERVAL)
-            return self._give_up_if_late(pending, now, f"ports {a.data_port}/{a.control_port} still held")
-        assert self._aeron is not None
-        pending.attempts += 1
-        attempt = pending.attempt = _Attempt(a.data_port, a.control_port)
-        try:
-            attempt.sub_add = self._aeron.async_add_subscription(
-                ChannelUri.udp(endpoint=(o.address, a.data_port), reliable=True, session_id=a.session_id),
-                STREAM_ID, on_available_image=self._on_image(a.session_id, True),
-                on_unavailable_image=self._on_image(a.session_id, False))
-            attempt.pub_add = self._aeron.async_add_exclusive_publication(
-                ChannelUri.udp(control=(o.address, a.control_port), control_mode="dynamic", reliable=True,
-                               session_id=a.session_id, term_length=o.term_length),
-                STREAM_ID)
-        except AeronError as exc:  # not even sent: handled as a refusal by _advance
-            attempt.error = exc
-        return 1
-
-    def _advance(self, pending: _Pending, now: float) -> int:
-        """Poll a pending duologue's attempt: go live, or schedule a retry; 1 if it moved on."""
-        attempt, a = pending.attempt, pending.action
-        assert attempt is not None
-        if not attempt.poll():
-            return self._give_up_if_late(pending, now, "the media driver has not answered")
-        pending.attempt = None
-        if attempt.error is not None:
-            self._discard(attempt, now)
-            pending.next_attempt = now + _RETRY_INTERVAL
-            logger.info("duologue %d: attempt %d to open ports %d/%d failed: %s", a.session_id,
-                        pending.attempts, a.data_port, a.control_port, aeron_cause(attempt.error))
-            self._give_up_if_late(pending, now, aeron_cause(attempt.error))
-            return 1
-        assert attempt.sub is not None and attempt.pub is not None
-        del self._pending[a.session_id]
-        self._duologues[a.session_id] = _Duologue(attempt.pub, attempt.sub, a.data_port, a.control_port)
-        for data in pending.held:
-            self._broadcast_out.push(data, now + self.options.send_timeout)
-        return 1
-
-    def _discard(self, attempt: _Attempt, now: float) -> None:
-        """Close what an answered attempt made and note when its ports are free again."""
-        if attempt.sub is not None:
-            attempt.sub.close()
-            self._release(attempt.data_port, "data", now + _SUB_RELEASE)
-        if attempt.pub is not None:
-            self._close_publication(attempt.pub, attempt.control_port, now)
-
-    def _drop_pending(self, session: int, now: float) -> bool:
-        """Forget a pending duologue (its held CONNECT too); its attempt is cancelled."""
-        pending = self._pending.pop(session, None)
-        if pending is None:
-            return False
-        attempt = pending.attempt
-        if attempt is not None:
-            if attempt.poll():
-                self._discard(attempt, now)
-            else:
-                self._orphans.append(attempt)  # closed once the driver answers
-        return True
-
-    def _reap_orphans(self, now: float) -> int:
-        """Close what the driver made for orphaned attempts; number of attempts finished."""
-        if not self._orphans:
-            return 0
-        answered = [attempt for attempt in self._orphans if attempt.poll()]
-        for attempt in answered:
-            self._orphans.remove(attempt)
-            self._discard(attempt, now)
-        return len(answered)
-
-    def _bindable_at(self, port: int, role: str) -> float:
-        """When ``port`` can be bound for ``role``; a new publication shares a lingering
-        publication's control socket, so control after control is never delayed."""
-        if any(port in (o.data_port, o.control_port) for o in self._orphans):
-            return math.inf  # an orphaned attempt may still bind it
-        released = self._released.get(port)
-        if released is None or released[1] == role == "control":
-            return 0.0
-        return released[0]
-
-    def _release(self, port: int, role: str, bindable_at: float) -> None:
-        self._released[port] = (bindable_at, role)
-
-    def _give_up_if_late(self, pending: _Pending, now: float, why: str) -> int:
-        if now < pending.deadline:
-            return 0
-        session = pending.action.session_id
-        self._drop_pending(session, now)
-        logger.error("duologue %d: could not open its channels within %.1f s (%s)",
-                     session, self.options.create_timeout, why)
-        self._execute(self._core.create_failed(session, now), now)
-        return 1
-
-    def _close_duologue(self, session: int, now: float) -> None:
-        if self._drop_pending(session, now):
-            return  # its CONNECT is dropped with it
-        d = self._duologues.pop(session, None)
-        if d is None:
-            return
-        had_images = self._release_images(session)
-        d.sub.close()
-        self._release(d.data_port, "data", now + (_SUB_WITH_IMAGES_RELEASE if had_images else _SUB_RELEASE))
-        d.outbox.flush(d.pub, now)
-        if d.outbox:
-            self._closing[session] = d  # closed once its last replies are out
-            self._release(d.control_port, "control", math.inf)
-        else:
-            self._close_publication(d.pub, d.control_port, now)
-
-    def _close_publication(self, pub: Publication, control_port: int, now: float) -> None:
-        pub.close()
-        self._release(control_port, "control", now + self.options.linger + _PUB_RELEASE_EXTRA)
-
-    def _reject(self, action: RejectImage) -> None:
-        tracked = self._images.get(action.image_id)
-        if tracked is None:
-            logger.info("cannot reject image %d (%s): no live handle", action.image_id, action.reason)
-            return
-        tracked.rejected = True
-        try:
-            tracked.handle.reject(action.reason)
-        except AeronError as exc:
-            logger.warning("rejecting image %d failed: %s", action.image_id, exc)
-
-    def _flush(self, now: float) -> int:
-        work = 0
-        if self._broadcast_out and self._broadcast is not None:
-            sent, failure = self._broadcast_out.flush(self._broadcast, now)
-            work += sent
-            if failure is not None:
-                dropped = self._broadcast_out.drop_head()
-                logger.warning("broadcast %r dropped: %s", dropped, failure)
-        for session, d in list(self._duologues.items()):
-            if d.outbox:
-                sent, failure = d.outbox.flush(d.pub, now)
-                work += sent
-                if failure is not None:
-                    logger.warning("duologue %d: reply not sent: %s", session, failure)
-                    self._execute(self._core.send_failed(session, now), now)
-        for session, d in list(self._closing.items()):
-            sent, failure = d.outbox.flush(d.pub, now)
-            work += sent
-            if failure is not None or not d.outbox:
-                del self._closing[session]
-                self._close_publication(d.pub, d.control_port, now)
-        return work
 
     # ---- blocklist
 
@@ -758,6 +520,8 @@ class EchoServer:
             logger.error("blocklist reload failed, keeping the previous one: %s", exc)
             return
         self.blocklist_version += 1
+        if self._guard is not None:
+            self._guard.set_blocklist(self._blocklist)
         logger.info("blocklist reloaded from %s: %d entries", path, len(self._blocklist))
 
     # ---- shutdown
@@ -778,12 +542,11 @@ class EchoServer:
                 for d in self._closing.values():
                     d.pub.close()
                 self._closing.clear()
-                for tracked in self._images.values():
-                    tracked.handle.close()
                 self._images.clear()
                 self._infos = ()
                 self._publish()
         finally:
+            self._core.log_summary.flush(time.monotonic(), force=True)
             try:
                 if self._telemetry is not None:
                     self._telemetry.close()

@@ -39,6 +39,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
+from .log_summary import LogSummary
 from .per_ip import PerIpCounter, canonical_ip
 from .ports import AllocationError, PortAllocator
 from .protocol import (
@@ -56,10 +57,15 @@ from .sessions import DEFAULT_SESSION_MAX, DEFAULT_SESSION_MIN, SessionAllocator
 
 logger = logging.getLogger(__name__)
 
-#: Largest term length accepted on client images.  Aeron's default UDP publication
-#: term is 16 MiB (log ~48 MiB), and the Java reference client does not set one, so a
-#: smaller default would refuse stock clients.  Lower it when every client is ours.
-DEFAULT_MAX_IMAGE_TERM_LENGTH = 16 * 1024 * 1024
+#: Largest term length accepted on client images: Aeron's minimum term, which already
+#: holds 8 KiB messages (the protocol's are at most 1 KiB), so a client image costs the
+#: server ~196 KiB of log.  A stock Aeron client publishes with a 16 MiB term (~48 MiB
+#: of log): it is refused with ``ERROR server full`` unless it sets ``term-length``
+#: (Java: ``-Daeron.term.buffer.length=65536``) or the server raises this cap.
+DEFAULT_MAX_IMAGE_TERM_LENGTH = 64 * 1024
+#: A refusal repeated to the same initial image within this many seconds is not sent
+#: again (the client acts on the first one; a flood must not become a reply flood).
+DEFAULT_REFUSAL_INTERVAL = 0.5
 
 
 class CloseReason(StrEnum):
@@ -89,6 +95,8 @@ class ServerConfig:
     is_blocked: Callable[[str], str | None] | None = None
     session_min: int = DEFAULT_SESSION_MIN
     session_max: int = DEFAULT_SESSION_MAX
+    refusal_interval: float = DEFAULT_REFUSAL_INTERVAL
+    log_interval: float = 10.0
 
     def __post_init__(self) -> None:
         positive_ints = ("max_clients", "max_per_ip", "max_message", "max_image_term_length")
@@ -96,6 +104,10 @@ class ServerConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"ServerConfig.{name} must be an int >= 1, got {value!r}")
+        if not self.refusal_interval >= 0:
+            raise ValueError(f"ServerConfig.refusal_interval must be >= 0 seconds, got {self.refusal_interval!r}")
+        if not self.log_interval > 0:
+            raise ValueError(f"ServerConfig.log_interval must be > 0 seconds, got {self.log_interval!r}")
         if not self.expiry > 0:
             raise ValueError(f"ServerConfig.expiry must be > 0 seconds, got {self.expiry!r}")
         if self.idle_timeout is not None and not self.idle_timeout > 0:
@@ -169,6 +181,7 @@ class _InitialImage:
     session_id: int
     ip: str
     rejected: bool
+    last_refusal: tuple[Reason, float] | None = None  # what was last answered, and when
 
 
 @dataclass
@@ -220,6 +233,8 @@ class ServerStats:
     connects: int  # duologues ever created (CONNECTs sent)
     rejects: Mapping[str, int]
     closes: Mapping[str, int]
+    refusals_coalesced: int = 0  # refusals not sent again within refusal_interval
+    ports_retired: int = 0  # taken out of service (see retire_port)
 
 
 # -------------------------------------------------------------------- core
@@ -243,6 +258,8 @@ class EchoServerCore:
         self._rejects: Counter[str] = Counter()
         self._closes: Counter[str] = Counter()
         self._shut_down = False
+        self._coalesced = 0
+        self.log_summary = LogSummary(logger, config.log_interval)
 
     # ---- read-only views
 
@@ -269,6 +286,8 @@ class EchoServerCore:
             connects=self._created,
             rejects=MappingProxyType(dict(self._rejects)),
             closes=MappingProxyType(dict(self._closes)),
+            refusals_coalesced=self._coalesced,
+            ports_retired=self._ports.retired,
         )
 
     def connections_for_ip(self, ip: str) -> int:
@@ -300,11 +319,15 @@ class EchoServerCore:
         self._initial_images[image_id] = _InitialImage(session_id, ip, rejected)
         if not rejected:
             return []
-        logger.warning("rejecting initial image %d from %s: term length %d > %d",
-                       image_id, ip, term_length, self._config.max_image_term_length)
+        self.log_summary.log(logging.WARNING, "image:term_length", now,
+                             "rejecting initial image %d from %s: term length %d > %d",
+                             image_id, ip, term_length, self._config.max_image_term_length)
+        # Decision 3: its HELLO gets an answer even though the image is rejected before
+        # it is read; the session id is known now, so answer it now.
         return [
             RejectImage(image_id, None, "term_length"),
             self._reject_event(ip, session_id, image_id, None, "term_length"),
+            *self._refuse(ip, session_id, image_id, Reason.SERVER_FULL, "term_length", now),
         ]
 
     def initial_image_unavailable(self, image_id: int, now: float) -> list[Action]:
@@ -319,9 +342,8 @@ class EchoServerCore:
         if image is None:
             raise CoreUsageError(f"message from initial image {image_id} before it was available")
         sid, ip = image.session_id, image.ip
-        if image.rejected:
-            logger.warning("ignoring message from rejected initial image %d (%s)", image_id, ip)
-            return [self._reject_event(ip, sid, image_id, None, "image_rejected")]
+        if image.rejected:  # answered at image-up; answered again (at most every refusal_interval)
+            return self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "image_rejected", now)
         self._hellos += 1
         actions: list[Action] = [Event("hello", {"ip": ip, "session_id": sid,
                                                  "image_id": image_id, "bytes": len(data)})]
@@ -329,25 +351,25 @@ class EchoServerCore:
         key = None if oversize else parse_hello(data)
         if key is None:
             cause = "oversize" if oversize else "malformed"
-            return actions + self._refuse(ip, sid, image_id, Reason.BAD_MESSAGE, cause)
+            return actions + self._refuse(ip, sid, image_id, Reason.BAD_MESSAGE, cause, now)
         repeated = self._repeat_connect(image_id, key, sid)
         if repeated is not None:
             return actions + repeated
-        refusal = self._admission_refusal(ip, sid, image_id)
+        refusal = self._admission_refusal(ip, sid, image_id, now)
         if refusal is not None:
             return actions + refusal
         try:
             data_port, control_port = self._ports.allocate(2)
         except AllocationError as error:
             logger.error("port allocator out of ports with %d duologues: %s", len(self._duologues), error)
-            return actions + self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "no_ports")
+            return actions + self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "no_ports", now)
         try:
             session = self._sessions.allocate()
         except AllocationError as error:
             self._ports.free(data_port)
             self._ports.free(control_port)
             logger.error("session allocator exhausted: %s", error)
-            return actions + self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "no_session_ids")
+            return actions + self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "no_session_ids", now)
         self._per_ip.increment(ip)
         self._created += 1
         self._duologues[session] = _Duologue(session, sid, ip, data_port, control_port, now, now,
@@ -381,23 +403,34 @@ class EchoServerCore:
             self._awaiting.pop(d.hello, None)
             d.hello = None
 
-    def _admission_refusal(self, ip: str, sid: int, image_id: int) -> list[Action] | None:
+    def _admission_refusal(self, ip: str, sid: int, image_id: int, now: float) -> list[Action] | None:
         """The refusal for a well-formed HELLO, or None when it may be admitted."""
         if self._shut_down:
-            return self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "shutdown")
+            return self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "shutdown", now)
         blocked = self._config.is_blocked(ip) if self._config.is_blocked is not None else None
         if blocked is not None:
             hit = Event("blocklist_hit", {"ip": ip, "session_id": sid, "detail": blocked})
-            return [hit, *self._refuse(ip, sid, image_id, Reason.TOO_MANY_FOR_IP, "blocklist")]
+            return [hit, *self._refuse(ip, sid, image_id, Reason.TOO_MANY_FOR_IP, "blocklist", now)]
         if len(self._duologues) >= self._config.max_clients:
-            return self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "max_clients")
+            return self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "max_clients", now)
         if self._per_ip.count(ip) >= self._config.max_per_ip:
-            return self._refuse(ip, sid, image_id, Reason.TOO_MANY_FOR_IP, "max_per_ip")
+            return self._refuse(ip, sid, image_id, Reason.TOO_MANY_FOR_IP, "max_per_ip", now)
         return None
 
-    def _refuse(self, ip: str, sid: int, image_id: int, reason: Reason, cause: str) -> list[Action]:
-        """``<sid> ERROR <reason>`` plus its ``reject`` event."""
-        logger.info("refusing HELLO from %s (session %d): %s (%s)", ip, sid, reason.value, cause)
+    def _refuse(self, ip: str, sid: int, image_id: int | None, reason: Reason, cause: str,
+                now: float) -> list[Action]:
+        """``<sid> ERROR <reason>`` plus its ``reject`` event; the same refusal to the same
+        initial image within ``refusal_interval`` is counted but not sent again."""
+        image = self._initial_images.get(image_id) if image_id is not None else None
+        if image is not None:
+            last = image.last_refusal
+            if last is not None and last[0] is reason and now - last[1] < self._config.refusal_interval:
+                self._coalesced += 1
+                self._rejects[cause] += 1
+                return []
+            image.last_refusal = (reason, now)
+        self.log_summary.log(logging.INFO, f"refuse:{cause}", now, "refusing HELLO from %s (session %d): %s (%s)",
+                             ip, sid, reason.value, cause)
         return [Broadcast(format_error(sid, reason)),
                 self._reject_event(ip, sid, image_id, reason.value, cause)]
 
@@ -431,15 +464,17 @@ class EchoServerCore:
         ip = canonical_ip(split_source_identity(source_identity)[0])
         d.images[image_id] = False
         if ip != d.owner_ip:
-            logger.warning("duologue %d: rejecting image %d from %s (owner %s)",
-                           session_id, image_id, ip, d.owner_ip)
+            self.log_summary.log(logging.WARNING, "image:wrong_ip", now,
+                                 "duologue %d: rejecting image %d from %s (owner %s)",
+                                 session_id, image_id, ip, d.owner_ip)
             return [RejectImage(image_id, session_id, "wrong_ip"),
                     Event("client_connected", {"ip": ip, "session_id": session_id,
                                                "image_id": image_id, "wrong_ip": True,
                                                "owner_ip": d.owner_ip})]
         if term_length > self._config.max_image_term_length:
-            logger.warning("duologue %d: rejecting image %d: term length %d > %d", session_id,
-                           image_id, term_length, self._config.max_image_term_length)
+            self.log_summary.log(logging.WARNING, "image:term_length", now,
+                                 "duologue %d: rejecting image %d: term length %d > %d", session_id,
+                                 image_id, term_length, self._config.max_image_term_length)
             return [RejectImage(image_id, session_id, "term_length"),
                     self._reject_event(ip, session_id, image_id, None, "term_length")]
         d.images[image_id] = True
@@ -497,10 +532,19 @@ class EchoServerCore:
         d = self._live(session_id, "send failure")
         return [] if d is None else self._close(d, CloseReason.SEND_DEADLINE, now)
 
+    def retire_port(self, port: int) -> None:
+        """Never allocate ``port`` again: the glue lost track of a channel that may bind it."""
+        logger.error("duologue port %d retired: a channel the media driver may still create "
+                     "there cannot be closed; capacity is now %d duologues",
+                     port, (self._ports.capacity - self._ports.retired - 1) // 2)
+        self._ports.retire(port)
+
     # ---- time and shutdown
 
     def tick(self, now: float) -> list[Action]:
-        """Close duologues never joined within ``expiry`` or idle past ``idle_timeout``."""
+        """Close duologues never joined within ``expiry`` or idle past ``idle_timeout``;
+        write the due log summaries."""
+        self.log_summary.flush(now)
         actions: list[Action] = []
         expiry, idle = self._config.expiry, self._config.idle_timeout
         for d in list(self._duologues.values()):

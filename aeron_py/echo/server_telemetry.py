@@ -6,6 +6,14 @@ the glue and from the ``reject`` event of the same action list) and writes a
 ``driver_snapshot`` every ``interval`` seconds: selected system counters plus the
 loss-report and error-log entries that are new or updated since the last snapshot.
 Telemetry never stops the server: an event the schema refuses is logged and skipped.
+
+Bounded: each kind but ``driver_snapshot`` has a rate budget (``event_rate`` per
+second, bursts of the same size); events over it are counted, not written.  The
+writer keeps at most ``max_files`` files and ``max_total_bytes`` bytes (oldest
+deleted).  Every snapshot's ``counters`` carry what was dropped, cumulatively:
+``dropped events`` (budget and schema refusals), ``deleted telemetry files`` /
+``deleted telemetry bytes`` (retention), plus the glue's own counters
+(``extra_counters``: outbox drops, coalesced refusals, folded log lines, filter drops).
 """
 from __future__ import annotations
 
@@ -20,7 +28,8 @@ from .server_core import Action, Event
 
 logger = logging.getLogger(__name__)
 
-_WIRE_REASONS = {"bad message": "bad_message", "server full": "server_full",
+#: Wire reason of an ``ERROR`` -> ``reject.reason`` in the schema.
+WIRE_REASONS = {"bad message": "bad_message", "server full": "server_full",
                  "too many connections for IP address": "too_many_for_ip"}
 _BAD_HELLO_CAUSES = ("malformed", "oversize")
 #: System counters in every ``driver_snapshot`` ("Errors: version=..." is keyed "Errors").
@@ -28,13 +37,41 @@ SNAPSHOT_COUNTERS = ("Bytes sent", "Bytes received", "NAKs sent", "NAKs received
                      "Retransmits sent", "Errors", "Bytes currently mapped")
 
 
+DEFAULT_EVENT_RATE = 200.0
+DEFAULT_MAX_FILES = 8
+DEFAULT_MAX_TOTAL_BYTES = 16 * 1024 * 1024
+
+
+class _Budget:
+    """A token bucket: ``rate`` events per second, bursts of ``rate``."""
+
+    def __init__(self, rate: float, now: float) -> None:
+        self.rate, self.tokens, self.at = rate, rate, now
+
+    def take(self, now: float) -> bool:
+        self.tokens = min(self.rate, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return True
+        return False
+
+
 class ServerTelemetry:
     """Turns the core's :class:`Event` actions into schema events and snapshots the driver."""
 
-    def __init__(self, directory: str, server_id: str, driver_dir: str, interval: float) -> None:
-        self._writer = EventWriter(directory, source="server", server_id=server_id)
+    def __init__(self, directory: str, server_id: str, driver_dir: str, interval: float, *,
+                 event_rate: float = DEFAULT_EVENT_RATE, max_files: int = DEFAULT_MAX_FILES,
+                 max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
+                 extra_counters: Callable[[], dict[str, int]] | None = None) -> None:
+        self._writer = EventWriter(directory, source="server", server_id=server_id, max_files=max_files,
+                                   max_bytes=max(1, max_total_bytes // max_files), max_total_bytes=max_total_bytes)
         self._stat = DriverStat(driver_dir)
         self._interval = interval
+        self._event_rate = event_rate
+        self._budgets: dict[str, _Budget] = {}
+        self.dropped_events = 0
+        self._extra = extra_counters
         self._next_snapshot = time.monotonic() + interval
         self._loss_seen: dict[tuple[Any, ...], tuple[int, int]] = {}
         self._errors_since_ms = 0
@@ -59,7 +96,7 @@ class ServerTelemetry:
             if f.get("reason") is None:  # an image rejection, not an ERROR answer
                 return []
             out = [("reject", {"initial_session": f["session_id"], "ip": f["ip"],
-                               "reason": _WIRE_REASONS[f["reason"]]})]
+                               "reason": WIRE_REASONS[f["reason"]]})]
             if f.get("cause") in _BAD_HELLO_CAUSES:
                 out.insert(0, ("bad_message", {"session": f["session_id"], "ip": f["ip"], "where": "initial"}))
             return out
@@ -80,9 +117,18 @@ class ServerTelemetry:
         return []
 
     def _emit(self, kind: str, fields: dict[str, Any]) -> None:
+        if kind != "driver_snapshot":
+            now = time.monotonic()
+            budget = self._budgets.get(kind)
+            if budget is None:
+                budget = self._budgets[kind] = _Budget(self._event_rate, now)
+            if not budget.take(now):
+                self.dropped_events += 1
+                return
         try:
             self._writer.emit(kind, **fields)
         except EventError as exc:  # e.g. a close reason the schema does not list
+            self.dropped_events += 1
             logger.warning("telemetry: %s event not written: %s", kind, exc)
         except OSError as exc:
             logger.error("telemetry: cannot write %s event: %s", kind, exc)
@@ -96,6 +142,14 @@ class ServerTelemetry:
             name = label.split(":", 1)[0]  # "Errors: version=..." -> "Errors"
             if name in SNAPSHOT_COUNTERS:
                 counters[name] = value
+        counters.update({"dropped events": self.dropped_events,
+                         "deleted telemetry files": self._writer.deleted_files,
+                         "deleted telemetry bytes": self._writer.deleted_bytes})
+        if self._extra is not None:
+            try:
+                counters.update(self._extra())
+            except Exception:  # noqa: BLE001 - a counter source must never stop the snapshot
+                logger.exception("telemetry: extra counters failed")
         self._emit("driver_snapshot", {"counters": counters, "new_loss": self._new_loss(),
                                        "new_errors": self._new_errors()})
 

@@ -42,7 +42,9 @@ kind                  fields
 ``blocklist_hit``     ``ip`` str, ``rule`` str — traffic from a blocklisted source was
                       dropped; ``rule`` is the matching blocklist entry (address or
                       prefix)
-``driver_snapshot``   ``counters`` {name: int} (cumulative driver counters),
+``driver_snapshot``   ``counters`` {name: int} (cumulative driver counters, and the
+                      writer's own cumulative drop counts, e.g. ``dropped events``,
+                      ``deleted telemetry files``, ``outbox drops``),
                       ``new_loss`` [loss record] and ``new_errors`` [error record]:
                       loss-report / distinct-error-log entries first seen or updated
                       since the previous snapshot
@@ -100,6 +102,7 @@ CLOSE_REASONS: tuple[str, ...] = (
     "send_deadline",
     "idle",
     "shutdown",
+    "create_failed",
 )
 #: ``bad_message.where`` values.
 BAD_MESSAGE_PLACES: tuple[str, ...] = ("initial", "duologue")

@@ -6,6 +6,12 @@ plain name sort gives the order one writer wrote them in. Every event is one lin
 written and flushed whole (unless ``flush_each_event=False``); a crash can therefore
 tear at most the last line of the last file, which :mod:`aeron_py.telemetry.reader`
 tolerates.
+
+Retention: with ``max_files`` and/or ``max_total_bytes`` the writer deletes its own
+oldest files when it rotates, so one writer never holds more than ``max_files``
+files nor (beyond the current file's last line) ``max_total_bytes`` bytes;
+:attr:`EventWriter.deleted_files` and :attr:`EventWriter.deleted_bytes` count what
+retention threw away.
 """
 
 from __future__ import annotations
@@ -49,9 +55,17 @@ class EventWriter:
         max_bytes: int = DEFAULT_MAX_BYTES,
         prefix: str = "events",
         flush_each_event: bool = True,
+        max_files: int | None = None,
+        max_total_bytes: int | None = None,
     ) -> None:
         if max_bytes < 1:
             raise ValueError(f"max_bytes must be positive, got {max_bytes}")
+        if max_files is not None and max_files < 1:
+            raise ValueError(f"max_files must be None or >= 1, got {max_files}")
+        if max_total_bytes is not None and max_total_bytes < 1:
+            raise ValueError(f"max_total_bytes must be None or positive, got {max_total_bytes}")
+        if max_total_bytes is not None:
+            max_bytes = min(max_bytes, max_total_bytes)
         if not prefix or "/" in prefix or prefix.startswith("."):
             raise ValueError(f"prefix must be a plain file-name part, got {prefix!r}")
         self._dir = Path(directory)
@@ -67,6 +81,11 @@ class EventWriter:
         self._next_n = 0
         self._closed = False
         self._files: list[Path] = []
+        self._sizes: list[int] = []  # bytes written to each file in _files
+        self._max_files = max_files
+        self._max_total = max_total_bytes
+        self.deleted_files = 0
+        self.deleted_bytes = 0
         try:
             self._dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -82,7 +101,7 @@ class EventWriter:
 
     @property
     def files(self) -> list[Path]:
-        """Every file this writer has created, oldest first."""
+        """The files this writer created and retention has kept, oldest first."""
         with self._lock:
             return list(self._files)
 
@@ -103,6 +122,7 @@ class EventWriter:
             if self._size > 0 and self._size + len(line) > self._max_bytes:
                 self._close_file()
                 self._open_next()
+                self._enforce_retention(len(line))
             assert self._file is not None
             try:
                 self._file.write(line)
@@ -113,6 +133,7 @@ class EventWriter:
                     f"cannot write telemetry file {self._files[-1]}: {exc.strerror or exc}"
                 ) from exc
             self._size += len(line)
+            self._sizes[-1] = self._size
 
     def flush(self) -> None:
         """Flush buffered lines (only needed with ``flush_each_event=False``)."""
@@ -146,6 +167,23 @@ class EventWriter:
             finally:
                 self._file = None
 
+    def _enforce_retention(self, incoming: int) -> None:
+        """Delete this writer's oldest closed files beyond ``max_files`` / ``max_total_bytes``."""
+        while len(self._files) > 1:
+            too_many = self._max_files is not None and len(self._files) > self._max_files
+            too_big = self._max_total is not None and sum(self._sizes) + incoming > self._max_total
+            if not (too_many or too_big):
+                return
+            path, size = self._files.pop(0), self._sizes.pop(0)
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                pass  # someone else cleaned up; it no longer counts either way
+            except OSError as exc:
+                log.warning("telemetry retention: cannot delete %s: %s", path, exc.strerror or exc)
+            self.deleted_files += 1
+            self.deleted_bytes += size
+
     def _open_next(self) -> None:
         """Create the next file exclusively (never append to someone else's file)."""
         for _ in range(_MAX_NAME_ATTEMPTS):
@@ -161,6 +199,7 @@ class EventWriter:
                 ) from exc
             self._size = 0
             self._files.append(path)
+            self._sizes.append(0)
             log.debug("telemetry file %s opened", path)
             return
         raise EventWriterError(

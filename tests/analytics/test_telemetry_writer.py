@@ -135,6 +135,48 @@ def test_writer_rotates_by_size(tmp_path: Path) -> None:
     assert [e["seq"] for e in _lines(tmp_path)] == list(range(10))
 
 
+def test_writer_retention_caps_files_and_bytes(tmp_path: Path) -> None:
+    line = len(json.dumps(make_event("rtt_sample", ts=1.0, **COMMON, **{**EXAMPLES["rtt_sample"], "seq": 10}),
+                          separators=(",", ":"))) + 1  # every seq below has two digits
+    with EventWriter(tmp_path, source="server", server_id="echo-1", max_bytes=2 * line, max_files=3) as writer:
+        for seq in range(10, 30):
+            writer.emit("rtt_sample", ts=1.0, client_ip="2001:db8::1", rtt_us=512, seq=seq)
+    files = sorted(tmp_path.glob("*.jsonl"))
+    assert [p.name for p in files] == [p.name for p in writer.files] and len(files) == 3
+    assert [e["seq"] for e in _lines(tmp_path)] == list(range(24, 30))  # the newest survive
+    assert writer.deleted_files == 7 and writer.deleted_bytes == 14 * line
+    with EventWriter(tmp_path / "b", source="server", server_id="echo-1", max_total_bytes=5 * line) as capped:
+        for seq in range(10, 60):
+            capped.emit("rtt_sample", ts=1.0, client_ip="2001:db8::1", rtt_us=512, seq=seq)
+    on_disk = sum(p.stat().st_size for p in (tmp_path / "b").glob("*.jsonl"))
+    assert on_disk <= 5 * line and capped.deleted_bytes + on_disk == 50 * line
+
+
+def test_writer_retention_arguments_are_checked(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="max_files"):
+        EventWriter(tmp_path, source="server", server_id="x", max_files=0)
+    with pytest.raises(ValueError, match="max_total_bytes"):
+        EventWriter(tmp_path, source="server", server_id="x", max_total_bytes=0)
+
+
+def test_every_close_reason_the_server_can_produce_is_accepted() -> None:
+    from aeron_py.echo.server_core import CloseReason  # the one definition the core and glue use
+
+    for reason in CloseReason:
+        event = make_event("duologue_closed", ts=1.0, **COMMON, **{**EXAMPLES["duologue_closed"],
+                                                                   "reason": reason.value})
+        assert event["reason"] == reason.value
+
+
+def test_every_refusal_the_server_can_send_is_accepted() -> None:
+    from aeron_py.echo.protocol import Reason
+    from aeron_py.echo.server_telemetry import WIRE_REASONS
+
+    assert set(WIRE_REASONS) == {r.value for r in Reason}
+    for reason in Reason:
+        make_event("reject", ts=1.0, **COMMON, **{**EXAMPLES["reject"], "reason": WIRE_REASONS[reason.value]})
+
+
 def test_oversized_event_is_written_alone(tmp_path: Path) -> None:
     with EventWriter(tmp_path, source="server", server_id="echo-1", max_bytes=10) as writer:
         writer.emit("blocklist_hit", ts=1.0, ip="1.2.3.4", rule="1.2.3.4")

@@ -98,7 +98,7 @@ class RawPeer:
 
     def __init__(self, ports: Ports) -> None:
         self.ports = ports
-        self.driver = MediaDriver(publication_linger_timeout_ns=0)
+        self.driver = MediaDriver(publication_linger_timeout_ns=0, term_buffer_length=64 * 1024)
         self.aeron = Aeron(driver=self.driver)
         self._resources: list[Any] = []
 

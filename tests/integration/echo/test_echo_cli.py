@@ -104,7 +104,8 @@ def test_sighup_reloads_the_blocklist(tmp_path: Path) -> None:
     path = tmp_path / "blocklist.txt"
     Blocklist.write(path, [Entry.create("10.9.9.9", None, "someone else")])
     server = spawn(tmp_path, "aeron_py.echo_server", "--port", str(ports.port), "--control-port",
-                   str(ports.control), "--base-port", str(ports.base), "--clients", "8", "--blocklist", str(path))
+                   str(ports.control), "--base-port", str(ports.base), "--clients", "8", "--blocklist", str(path),
+                   "--no-endpoint-filter")  # answered, not silently dropped by the filter
     client_args = (HOST, str(ports.port), str(ports.control), "--count", "1", "--interface", "127.0.0.2")
     try:
         wait_line(server, rf"READY 127\.0\.0\.1 {ports.port} {ports.control}")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from aeron_py.blocklist import Blocklist, Entry
-from aeron_py.echo.client import EXIT_FAILED, EXIT_SERVER_ERROR, EchoClient
+from aeron_py.echo.client import EXIT_SERVER_ERROR, EchoClient
 from aeron_py.echo_load import run_load
 from echo_harness import HOST, PortBlocks, make_server, raw_peer, wait_idle, wait_until
 
@@ -49,11 +49,12 @@ def test_too_many_connections_for_one_ip() -> None:
         assert server.stats.rejects == {"max_per_ip": 2}
 
 
-def test_oversized_client_term_is_refused() -> None:
+def test_oversized_client_term_is_refused_with_an_answer() -> None:
+    """Spec decision 3: the image is rejected, and its HELLO still gets ``ERROR server full``."""
     ports = BLOCKS.take(4)
     with make_server(ports, max_image_term_length=64 * 1024) as server:
-        result = EchoClient(HOST, ports.port, ports.control, count=1, timeout=2, term_length=128 * 1024).run()
-        assert not result.ok and result.exit_code == EXIT_FAILED and result.server_reason is None
+        result = EchoClient(HOST, ports.port, ports.control, count=1, timeout=5, term_length=128 * 1024).run()
+        assert not result.ok and result.exit_code == EXIT_SERVER_ERROR and result.server_reason == "server full"
         assert server.stats.rejects.get("term_length", 0) >= 1 and server.stats.connects == 0
         assert EchoClient(HOST, ports.port, ports.control, count=1, timeout=5).run().ok
 
@@ -62,7 +63,9 @@ def test_blocklist_refuses_a_source_and_reloads(tmp_path: Path, caplog: pytest.L
     ports = BLOCKS.take(8)
     path = tmp_path / "blocklist.txt"
     Blocklist.write(path, [Entry.create("127.0.0.2", None, "test: blocked source")])
-    with make_server(ports, options={"blocklist": str(path)}) as server:
+    # Without the driver's endpoint filter the server answers a blocked source; with it,
+    # the filter drops the source's datagrams and it hears nothing (see endpoint_guard).
+    with make_server(ports, options={"blocklist": str(path), "endpoint_filter": False}) as server:
         def run(ip: str):
             return EchoClient(HOST, ports.port, ports.control, count=1, timeout=5, interface=ip).run()
 

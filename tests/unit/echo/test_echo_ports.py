@@ -107,3 +107,19 @@ def test_never_hands_out_a_port_twice_over_many_operations() -> None:
             assert all(20000 <= p < 20032 for p in got)
             held |= set(got)
         assert allocator.in_use == len(held) and allocator.available == 32 - len(held)
+
+
+def test_retired_ports_are_never_handed_out_again() -> None:
+    ports = PortAllocator(9000, 2, random.Random(1))
+    taken = ports.allocate(2)
+    ports.retire(taken[0])  # allocated: leaves service when freed
+    free_before = ports.available
+    ports.retire(next(p for p in range(9000, 9004) if p not in taken))  # free: leaves at once
+    assert ports.available == free_before - 1 and ports.retired == 2
+    for port in taken:
+        ports.free(port)
+    assert ports.available == 2 and taken[0] not in ports.allocate(2)
+    with pytest.raises(AllocationError):
+        ports.allocate(1)
+    with pytest.raises(ValueError, match="outside"):
+        ports.retire(8999)

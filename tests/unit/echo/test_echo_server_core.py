@@ -236,14 +236,32 @@ def test_initial_image_contract() -> None:
         core.initial_image_available(6, 1, "aeron:ipc", SMALL_TERM, 0.0)
 
 
-def test_oversized_initial_image_rejected_and_its_hellos_ignored() -> None:
+def test_oversized_initial_image_rejected_and_its_hello_answered() -> None:
+    """Decision 3: the image is rejected, yet its session gets ``ERROR server full`` (at
+    once, and again for a HELLO read later, at most once per refusal interval)."""
     core = make(max_image_term_length=SMALL_TERM)
     actions = core.initial_image_available(3, 11, "192.0.2.1:4000", SMALL_TERM * 2, 0.0)
     assert of(actions, RejectImage) == [RejectImage(3, None, "term_length")]
-    later = core.hello_received(3, format_hello(KEY), 0.1)
-    assert not of(later, Broadcast)
+    assert of(actions, Broadcast) == [Broadcast(b"11 ERROR server full")]
+    assert not of(core.hello_received(3, format_hello(KEY), 0.1), Broadcast)  # just answered
+    later = core.hello_received(3, format_hello(KEY), 1.0)
+    assert of(later, Broadcast) == [Broadcast(b"11 ERROR server full")]
     assert events(later, "reject")[0].fields["cause"] == "image_rejected"
+    assert core.stats.refusals_coalesced == 1
     assert_no_resources(core)
+
+
+def test_repeated_refusals_to_one_image_are_coalesced() -> None:
+    core = make(max_clients=1)
+    core.initial_image_available(1, 5, "192.0.2.1:4000", SMALL_TERM, 0.0)
+    assert of(core.hello_received(1, format_hello(KEY), 0.0), CreateDuologue)
+    core.initial_image_available(2, 6, "192.0.2.2:4000", SMALL_TERM, 0.0)
+    answers = [of(core.hello_received(2, format_hello(k), 0.01 * k), Broadcast) for k in range(1, 41)]
+    assert answers[0] == [Broadcast(b"6 ERROR server full")]
+    assert sum(map(len, answers)) == 1  # 40 HELLOs in 0.4 s: one answer
+    assert of(core.hello_received(2, format_hello(99), 0.6), Broadcast) == [Broadcast(b"6 ERROR server full")]
+    assert core.stats.refusals_coalesced == 39 and core.stats.rejects == {"max_clients": 41}
+    assert of(core.hello_received(2, b"HELLO zz", 0.61), Broadcast) == [Broadcast(b"6 ERROR bad message")]
 
 
 # ------------------------------------------------------------ duologue

@@ -1,0 +1,105 @@
+"""Duologue channels asked of the media driver without blocking: attempts and their answers.
+
+A duologue needs a subscription (its data port) and an exclusive publication (its
+control port).  Both are asked with the asynchronous adds and polled once per loop
+iteration; :class:`Attempt` holds one try, :class:`Pending` a duologue whose CONNECT
+waits for its channels.
+
+Why an add must never be forgotten (issue 7, item 2): the C client gives an add up
+on its own after its driver timeout (``aeron_client_conductor.c``: a registering
+resource still AWAITING past ``registration_deadline_ns`` becomes TIMED_OUT and the
+poll fails with "async_add_... no response from media driver").  If the driver was
+merely slow it creates the channel later anyway, owned by our client, and the client
+no longer knows its registration id: the channel and its port stay bound for the
+client's lifetime.  So the glue (a) keeps polling an attempt it has given up on until
+the client answers (made: closed at once), (b) bounds how many adds are in flight so
+its shared driver cannot fall that far behind, and (c) when the client does time an
+add out, never hands those ports out again (the bindings do not expose
+``aeron_async_add_*_cancel``, which would remove it by registration id).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from ..client import PendingAdd
+from ..errors import AeronError
+from ..publication import ExclusivePublication
+from ..subscription import Subscription
+from .server_core import CreateDuologue
+
+__all__ = ["Attempt", "Pending", "aeron_cause", "is_driver_timeout"]
+
+H = TypeVar("H")
+#: ``aeron_errcode()`` of an add the C client gave up on (-AERON_CLIENT_ERROR_DRIVER_TIMEOUT).
+_DRIVER_TIMEOUT_CODES = (1000, -1000)
+
+
+def aeron_cause(exc: BaseException) -> str:
+    """The informative line of an Aeron error trace (e.g. '(98) Address already in use')."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    for line in lines:
+        if line.startswith("(") and "generic error" not in line:
+            return line
+    return lines[0] if lines else type(exc).__name__
+
+
+def is_driver_timeout(exc: BaseException) -> bool:
+    """True for an add the C client timed out itself (the driver may still create it)."""
+    return getattr(exc, "errcode", None) in _DRIVER_TIMEOUT_CODES or "no response from media driver" in str(exc)
+
+
+@dataclass
+class Attempt:
+    """One try at a duologue's channels: both adds are in flight until the client answers.
+
+    A refused add leaves its handle None and the (first) refusal in ``error``;
+    ``timed_out`` is set when the client gave an add up (see the module docstring).
+    """
+
+    data_port: int
+    control_port: int
+    sub_add: PendingAdd[Subscription] | None = None
+    pub_add: PendingAdd[ExclusivePublication] | None = None
+    sub: Subscription | None = None
+    pub: ExclusivePublication | None = None
+    error: AeronError | None = None
+    timed_out: bool = False
+
+    def poll(self) -> bool:
+        """Poll the adds still in flight (never blocks); True once both are answered."""
+        if self.sub_add is not None:
+            self.sub_add, self.sub = self._settle(self.sub_add)
+        if self.pub_add is not None:
+            self.pub_add, self.pub = self._settle(self.pub_add)
+        return self.sub_add is None and self.pub_add is None
+
+    def _settle(self, add: PendingAdd[H]) -> tuple[PendingAdd[H] | None, H | None]:
+        """(``add`` if still in flight else None, its handle if made)."""
+        try:
+            handle = add.poll()
+        except AeronError as exc:
+            self.error = self.error or exc
+            if is_driver_timeout(exc):
+                self.timed_out = True
+            return None, None
+        return (add, None) if handle is None else (None, handle)
+
+    def close(self) -> None:
+        """Close whatever the driver made (idempotent)."""
+        if self.sub is not None:
+            self.sub.close()
+        if self.pub is not None:
+            self.pub.close()
+
+
+@dataclass
+class Pending:
+    """A duologue the core created whose channels do not exist yet; its CONNECT waits."""
+
+    action: CreateDuologue
+    deadline: float
+    next_attempt: float = 0.0
+    held: list[bytes] = field(default_factory=list)
+    attempts: int = 0
+    attempt: Attempt | None = None  # in flight

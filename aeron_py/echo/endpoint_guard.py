@@ -1,0 +1,110 @@
+"""The server's use of the driver's endpoint filter, when the bindings have one.
+
+The filter (``aeron_py.endpoint_filter``, a receive-side UDP interceptor in the
+embedded driver) drops traffic before the driver creates anything for it.  The server
+turns it on when it exists and works without it otherwise (every call here is a
+no-op then):
+
+* term cap = the server's ``max_image_term_length``, so an image the server would
+  reject is never made (spec decision 3 holds trivially for it);
+* new-session SETUP rate and concurrent-image caps per source and in total;
+* the blocklist (and each reload) fills the filter's table;
+* each duologue's data port is owned by its client's IP while the duologue lives.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ..blocklist import Blocklist
+
+logger = logging.getLogger(__name__)
+
+try:  # written by another part of the project; absent in older builds
+    from ..endpoint_filter import EndpointFilterConfig  # type: ignore[import-not-found,unused-ignore]
+except ImportError:  # pragma: no cover - depends on the build
+    EndpointFilterConfig = None
+
+__all__ = ["FilterLimits", "EndpointGuard", "filter_available"]
+
+
+def filter_available() -> bool:
+    """True when this build of aeron_py has the driver's endpoint filter."""
+    return EndpointFilterConfig is not None
+
+
+@dataclass(frozen=True, kw_only=True)
+class FilterLimits:
+    """What the server asks of the filter."""
+
+    max_term_length: int
+    setup_rate: float = 20.0
+    setup_burst: int = 40
+    max_images_per_source: int = 8
+    max_images_total: int = 512
+    ipv6_prefix: int = 64
+
+    def driver_option(self) -> dict[str, Any]:
+        """``MediaDriver`` keyword arguments that install the filter (empty without it)."""
+        if EndpointFilterConfig is None:
+            return {}
+        return {"endpoint_filter": EndpointFilterConfig(
+            max_setup_term_length=self.max_term_length, setup_rate=self.setup_rate,
+            setup_burst=self.setup_burst, max_images_per_source=self.max_images_per_source,
+            max_images_total=self.max_images_total, ipv4_prefix=32, ipv6_prefix=self.ipv6_prefix)}
+
+
+class EndpointGuard:
+    """Keeps the driver's filter table in step with the server (no-op without a filter)."""
+
+    def __init__(self, driver: Any) -> None:
+        self._filter = getattr(driver, "endpoint_filter", None)
+        self._next_expiry: float | None = None
+        self._blocklist: Blocklist | None = None
+        if self._filter is not None:
+            logger.info("endpoint filter active in the media driver")
+
+    @property
+    def active(self) -> bool:
+        return self._filter is not None
+
+    def set_blocklist(self, blocklist: Blocklist | None, now: float | None = None) -> None:
+        """Load the entries in force now; remembers when the next one expires."""
+        self._blocklist = blocklist
+        if self._filter is None:
+            return
+        now = time.time() if now is None else now
+        entries = [] if blocklist is None else [e for e in blocklist if e.active(now)]
+        expiries = [e.expires for e in entries if e.expires is not None]
+        self._next_expiry = min(expiries) if expiries else None
+        self._call("set_blocklist", [e.target for e in entries])
+
+    def refresh(self, now: float | None = None) -> None:
+        """Reload the blocklist when one of its entries has expired (call periodically)."""
+        now = time.time() if now is None else now
+        if self._next_expiry is not None and now >= self._next_expiry:
+            self.set_blocklist(self._blocklist, now)
+
+    def own_port(self, port: int, address: str | None) -> None:
+        """Only ``address`` may send to ``port`` (None: anyone again)."""
+        if self._filter is not None:
+            self._call("set_port_owner", port, address)
+
+    def counters(self) -> dict[str, int]:
+        """The filter's drop counters, named ``filter: <reason>``."""
+        if self._filter is None:
+            return {}
+        try:
+            return {f"filter: {name}": int(value) for name, value in self._filter.counters().items()}
+        except Exception as exc:  # noqa: BLE001 - telemetry must not stop the server
+            logger.warning("endpoint filter counters unavailable: %s", exc)
+            return {}
+
+    def _call(self, name: str, *args: Iterable[str] | int | str | None) -> None:
+        try:
+            getattr(self._filter, name)(*args)
+        except Exception as exc:  # noqa: BLE001 - a filter failure is logged, the server goes on
+            logger.error("endpoint filter %s%r failed: %s", name, args, exc)

@@ -1,0 +1,87 @@
+"""Where and how the Echo 2.0 server glue runs (the protocol limits are :class:`ServerConfig`)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .outbox import DEFAULT_BROADCAST_CAP, DEFAULT_DUOLOGUE_CAP
+from .server_telemetry import DEFAULT_EVENT_RATE, DEFAULT_MAX_FILES, DEFAULT_MAX_TOTAL_BYTES
+
+__all__ = ["DEFAULT_TERM_LENGTH", "ServerOptions"]
+
+#: Term length of the server's own publications (Aeron's minimum; messages are <= 1 KiB).
+DEFAULT_TERM_LENGTH = 64 * 1024
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerOptions:
+    """Where and how the glue runs (the protocol limits live in :class:`ServerConfig`).
+
+    ``dir``: Aeron directory (default: a fresh one under /dev/shm); it is deleted on
+    start and on shutdown.  ``linger``: publication linger in seconds.  ``send_timeout``:
+    how long a reply may wait for its publication.  ``create_timeout``: how long a
+    duologue may wait for its ports.  ``image_liveness_timeout``: seconds before a
+    silent client image is dropped (driver default 10 s).  ``blocklist``: file of
+    :class:`~aeron_py.blocklist.Blocklist` entries.  ``events``: telemetry directory;
+    ``snapshot_interval``: seconds between ``driver_snapshot`` events.
+
+    Bounds (issue 7): ``driver_timeout``: seconds without the driver's keepalive before
+    the client (and so the server) gives up on it.  ``max_creating``: duologue channel
+    adds in flight at once (more wait, up to ``create_timeout``, then ``server full``).
+    ``broadcast_cap`` / ``duologue_outbox_cap``: replies queued per publication.
+    ``events_max_bytes`` / ``events_max_files``: telemetry retention; ``event_rate``:
+    telemetry events per second per kind.  ``endpoint_filter``: use the driver's
+    endpoint filter when this build has one; ``setup_rate``/``setup_burst``: new
+    sessions per second per source; ``max_images_per_source``/``max_images_total``:
+    concurrent images the filter lets the driver create.
+    """
+
+    address: str = "127.0.0.1"
+    port: int = 9000
+    control_port: int = 9001
+    dir: str | None = None
+    term_length: int = DEFAULT_TERM_LENGTH
+    linger: float = 0.2
+    send_timeout: float = 2.0
+    create_timeout: float = 5.0
+    image_liveness_timeout: float | None = None
+    blocklist: str | None = None
+    events: str | None = None
+    snapshot_interval: float = 10.0
+    server_id: str | None = None
+    driver_timeout: float = 10.0
+    max_creating: int = 4
+    broadcast_cap: int = DEFAULT_BROADCAST_CAP
+    duologue_outbox_cap: int = DEFAULT_DUOLOGUE_CAP
+    events_max_bytes: int = DEFAULT_MAX_TOTAL_BYTES
+    events_max_files: int = DEFAULT_MAX_FILES
+    event_rate: float = DEFAULT_EVENT_RATE
+    endpoint_filter: bool = True
+    setup_rate: float = 20.0
+    setup_burst: int = 40
+    max_images_per_source: int = 8
+    max_images_total: int = 512
+
+    def __post_init__(self) -> None:
+        for name in ("port", "control_port"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 65535:
+                raise ValueError(f"ServerOptions.{name} must be a port in [1, 65535], got {value!r}")
+        if self.port == self.control_port:
+            raise ValueError(f"ServerOptions: port and control_port are both {self.port}")
+        t = self.term_length
+        if isinstance(t, bool) or not isinstance(t, int) or t < 65536 or t > 2**30 or t & (t - 1):
+            raise ValueError(f"ServerOptions.term_length must be a power of two in [64 KiB, 1 GiB], got {t!r}")
+        for name in ("max_creating", "broadcast_cap", "duologue_outbox_cap", "events_max_bytes", "events_max_files",
+                     "setup_burst", "max_images_per_source", "max_images_total"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"ServerOptions.{name} must be an int >= 1, got {value!r}")
+        for name in ("send_timeout", "create_timeout", "snapshot_interval", "driver_timeout", "event_rate",
+                     "setup_rate"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"ServerOptions.{name} must be > 0 seconds, got {getattr(self, name)!r}")
+        if not self.linger >= 0:
+            raise ValueError(f"ServerOptions.linger must be >= 0 seconds, got {self.linger!r}")
+        if self.image_liveness_timeout is not None and not self.image_liveness_timeout > 0:
+            raise ValueError("ServerOptions.image_liveness_timeout must be None or > 0 seconds, "
+                             f"got {self.image_liveness_timeout!r}")

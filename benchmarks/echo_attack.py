@@ -1,0 +1,270 @@
+"""Echo 2.0 server under attack: full-scale versions of the survival tests (issue 7).
+
+    python benchmarks/echo_attack.py [--flood-sources 250] [--flood-seconds 20]
+        [--cycles 1000] [--big-terms 50] [--only flood,cycles,big_terms] [--out PATH]
+
+Each scenario starts a fresh server process (``python -m aeron_py.echo_server``,
+default limits unless stated), measures it from outside (``/proc/PID``: fds,
+VmSize, RSS, image log mappings; its driver's CnC: sender/receiver channels) and
+writes every figure to ``benchmarks/results/echo_attack.json``.  Loopback only.
+
+* ``flood``: ``--flood-sources`` addresses (127.0.0.2 ...) offer ``HELLO <random>`` as
+  fast as offers go for ``--flood-seconds``; then: how long until a legitimate client
+  is served, and whether fds / driver channels / image mappings are back at their
+  baseline 15 s after the flood; bytes of log and telemetry written.
+* ``cycles``: ``--cycles`` sequential connect/echo/close clients; VmSize and RSS
+  after a warm-up and at the end (growth per cycle).
+* ``big_terms``: ``--big-terms`` publications with 16 MiB terms from one address,
+  each offering 20 MiB of 1 KiB messages: refused (ERROR, image rejected) and what
+  the server maps meanwhile and keeps afterwards.
+Not part of pytest; exit 1 if a scenario failed (its error is in the JSON).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from aeron_py import Aeron, MediaDriver
+from aeron_py.echo.client import EchoClient, publication_channel
+from aeron_py.echo.flood import HelloFlood
+from aeron_py.echo.protocol import STREAM_ID, format_hello
+from aeron_py.idle import BackoffIdleStrategy
+from aeron_py.stat import DriverStat
+
+HOST = "127.0.0.1"
+RESULTS = Path(__file__).resolve().parent / "results" / "echo_attack.json"
+logger = logging.getLogger("echo_attack")
+
+
+def wait_until(predicate: Callable[[], object], timeout: float, step: float = 0.05) -> float | None:
+    """Seconds until ``predicate`` held, or None after ``timeout``."""
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        if predicate():
+            return round(time.monotonic() - start, 3)
+        time.sleep(step)
+    return None
+
+
+class Server:
+    """An echo_server child process whose stderr is collected (bytes counted)."""
+
+    def __init__(self, port: int, args: list[str]) -> None:
+        self.port, self.control = port, port + 1
+        command = [sys.executable, "-m", "aeron_py.echo_server", "--port", str(port), "--control-port",
+                   str(port + 1), "--base-port", str(port + 10), *args]
+        self.proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.stderr: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line.startswith("READY"):
+            self.proc.kill()
+            raise RuntimeError(f"server did not start: {line!r} {''.join(self.stderr[-5:])}")
+        if wait_until(lambda: self.driver_dir is not None, 10) is None:
+            raise RuntimeError("server did not name its driver dir")
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.stderr.append(line)
+
+    @property
+    def driver_dir(self) -> str | None:
+        for line in self.stderr[:20]:
+            match = re.search(r"driver dir (\S+)", line)
+            if match:
+                return match.group(1)
+        return None
+
+    def resources(self) -> dict[str, int]:
+        pid = self.proc.pid
+        with DriverStat(str(self.driver_dir)) as stat:
+            counters = stat.counters()
+        status = Path(f"/proc/{pid}/status").read_text()
+        maps = Path(f"/proc/{pid}/maps").read_text().splitlines()
+        images_dir = Path(str(self.driver_dir)) / "images"
+        return {
+            "fds": len(os.listdir(f"/proc/{pid}/fd")),
+            "snd_channels": sum(c.type_id == 6 for c in counters),
+            "rcv_channels": sum(c.type_id == 7 for c in counters),
+            "image_maps": sum("/images/" in line for line in maps),
+            "image_files_bytes": sum(p.stat().st_blocks * 512 for p in images_dir.glob("*")) if images_dir.exists()
+            else 0,
+            "vm_kib": int(re.search(r"VmSize:\s+(\d+)", status).group(1)),  # type: ignore[union-attr]
+            "rss_kib": int(re.search(r"VmRSS:\s+(\d+)", status).group(1)),  # type: ignore[union-attr]
+        }
+
+    def log_bytes(self) -> int:
+        return sum(len(line.encode()) for line in self.stderr)
+
+    def stop(self) -> int:
+        self.proc.terminate()
+        try:
+            code = self.proc.wait(20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            code = self.proc.wait(5)
+        self._reader.join(5)
+        return code
+
+
+@contextmanager
+def server(port: int, *args: str) -> Iterator[Server]:
+    s = Server(port, list(args))
+    try:
+        yield s
+    finally:
+        if s.proc.poll() is None:
+            s.stop()
+
+
+def serve_once(s: Server, interface: str | None = None, aeron: Aeron | None = None) -> bool:
+    return EchoClient(HOST, s.port, s.control, count=1, timeout=10, interface=interface, aeron=aeron).run().ok
+
+
+def at_baseline(now: dict[str, int], base: dict[str, int]) -> bool:
+    return all(now[k] <= base[k] for k in ("fds", "snd_channels", "rcv_channels", "image_maps"))
+
+
+def flood(args: argparse.Namespace, events: Path) -> dict[str, Any]:
+    with server(40100, "--clients", "64", "--events", str(events)) as s:
+        assert serve_once(s), "the first client was not served"
+        wait_until(lambda: s.resources()["image_maps"] == 0, 30)
+        base = s.resources()
+        sources = [f"127.0.0.{2 + i % 250}" if i < 250 else f"127.0.1.{i - 248}" for i in range(args.flood_sources)]
+        with HelloFlood(HOST, s.port, s.control, sources, seed=1) as hello_flood:
+            report = hello_flood.run(args.flood_seconds)
+            during = s.resources()
+        ended = time.monotonic()
+        served_after = wait_until(lambda: serve_once(s, "127.0.0.251"), 60, step=0.2)
+        wait_until(lambda: time.monotonic() - ended >= 15, 16)
+        after_15s = s.resources()
+        back = wait_until(lambda: at_baseline(s.resources(), base), 60, step=0.5)
+        code = s.stop()
+    telemetry = sum(p.stat().st_size for p in events.glob("*.jsonl"))
+    return {"sources": args.flood_sources, "seconds": round(report.seconds, 2), "hellos": report.hellos,
+            "hellos_per_s": round(report.hellos / max(report.seconds, 1e-9)),
+            "connected_sources": report.connected_sources, "baseline": base, "during": during,
+            "after_15s": after_15s, "back_at_baseline_15s_after": at_baseline(after_15s, base),
+            "seconds_to_baseline_after_15s": back, "legit_client_served_after_s": served_after,
+            "log_bytes": s.log_bytes(), "telemetry_bytes": telemetry,
+            "log_plus_telemetry_mb": round((s.log_bytes() + telemetry) / 1e6, 3), "exit_code": code}
+
+
+def cycles(args: argparse.Namespace) -> dict[str, Any]:
+    warm = min(50, args.cycles // 10)
+    with server(40200, "--clients", "16", "--max-per-ip", "16", "--image-liveness-timeout", "2") as s, \
+            MediaDriver(publication_linger_timeout_ns=0) as driver, Aeron(driver=driver) as aeron:
+        def run(n: int) -> int:
+            failures = 0
+            for _ in range(n):
+                if wait_until(lambda: serve_once(s, aeron=aeron), 10, step=0.01) is None:
+                    failures += 1
+            return failures
+
+        failures = run(warm)
+        wait_until(lambda: s.resources()["image_maps"] == 0, 30)
+        before = s.resources()
+        start = time.monotonic()
+        failures += run(args.cycles)
+        seconds = time.monotonic() - start
+        wait_until(lambda: s.resources()["image_maps"] == 0, 30)
+        after = s.resources()
+    return {"warm_up": warm, "cycles": args.cycles, "seconds": round(seconds, 1), "failures": failures,
+            "before": before, "after": after,
+            "vm_growth_kib": after["vm_kib"] - before["vm_kib"], "rss_growth_kib": after["rss_kib"] - before["rss_kib"],
+            "vm_growth_per_cycle_b": round((after["vm_kib"] - before["vm_kib"]) * 1024 / args.cycles),
+            "rss_growth_per_cycle_b": round((after["rss_kib"] - before["rss_kib"]) * 1024 / args.cycles)}
+
+
+def big_terms(args: argparse.Namespace) -> dict[str, Any]:
+    term = 16 * 1024 * 1024
+    with server(40300, "--clients", "16") as s:
+        base = s.resources()
+        peak = dict(base)
+        refusals = 0
+        with MediaDriver(publication_linger_timeout_ns=0, term_buffer_length=term, term_buffer_sparse_file=True) as d, \
+                Aeron(driver=d, use_conductor_agent_invoker=True) as aeron:
+            sub = aeron.add_subscription(f"aeron:udp?control={HOST}:{s.control}|control-mode=dynamic", STREAM_ID)
+            pubs = []
+            for _ in range(args.big_terms):
+                uri, dest = publication_channel(HOST, s.port, interface="127.0.0.9", term_length=term)
+                pub = aeron.add_exclusive_publication(uri, STREAM_ID)
+                if dest is not None:
+                    pub.add_destination(dest)
+                pubs.append(pub)
+            payload = b"x" * 1024
+            idle = BackoffIdleStrategy(max_park_ns=1_000_000)
+            deadline = time.monotonic() + 15  # a rejected image never takes 20 MiB: bounded
+            sent = dict.fromkeys(range(len(pubs)), 0)
+            while time.monotonic() < deadline and min(sent.values()) < 20 * 1024:
+                work = aeron.do_work()
+                for i, pub in enumerate(pubs):
+                    if sent[i] == 0 and pub.offer(format_hello(i)) > 0:
+                        sent[i] = 1
+                    elif sent[i] and sent[i] < 20 * 1024 and pub.offer(payload) > 0:
+                        sent[i] += 1
+                        work += 1
+                refusals += sum(1 for m in sub.poll_batch(100) if b" ERROR " in m)
+                now = s.resources()
+                peak = {k: max(peak[k], now[k]) for k in peak}
+                idle.idle(work)
+            for pub in pubs:
+                pub.close()
+        left = wait_until(lambda: s.resources()["image_maps"] == 0, 60, step=0.5)
+        after = s.resources()
+    return {"publications": args.big_terms, "term_length": term, "messages_offered": sum(sent.values()),
+            "error_replies": refusals, "baseline": base, "peak": peak, "after": after,
+            "seconds_until_unmapped": left}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    p.add_argument("--flood-sources", type=int, default=250)
+    p.add_argument("--flood-seconds", type=float, default=20.0)
+    p.add_argument("--cycles", type=int, default=1000)
+    p.add_argument("--big-terms", type=int, default=50)
+    p.add_argument("--only", default="flood,cycles,big_terms")
+    p.add_argument("--out", type=Path, default=RESULTS)
+    p.add_argument("--log-level", default="WARNING")
+    args = p.parse_args(argv)
+    logging.basicConfig(level=args.log_level)
+    out: dict[str, Any] = {"settings": vars(args) | {"out": str(args.out)}, "started": time.time()}
+    failed = False
+    for name in args.only.split(","):
+        started = time.monotonic()
+        try:
+            if name == "flood":
+                events = Path(f"/tmp/echo_attack_events_{os.getpid()}")
+                out[name] = flood(args, events)
+            elif name == "cycles":
+                out[name] = cycles(args)
+            elif name == "big_terms":
+                out[name] = big_terms(args)
+            else:
+                raise ValueError(f"unknown scenario {name!r}")
+        except Exception as exc:  # noqa: BLE001 - record and go on with the next scenario
+            failed = True
+            out[name] = {"error": f"{type(exc).__name__}: {exc}"}
+        out[name]["wall_s"] = round(time.monotonic() - started, 1)
+        print(json.dumps({name: out[name]}), flush=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(out, indent=2) + "\n")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

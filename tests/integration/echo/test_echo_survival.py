@@ -1,0 +1,188 @@
+"""The Echo 2.0 server survives hostile traffic (issue 7): a real server process, real UDP.
+
+Scaled for CI (each test a few seconds of traffic); the full-scale runs are
+``benchmarks/echo_attack.py``.
+"""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from aeron_py import Aeron, MediaDriver
+from aeron_py.echo.client import EchoClient
+from aeron_py.echo.flood import HelloFlood
+from aeron_py.stat import DriverStat
+from aeron_py.telemetry import read_events
+from echo_harness import HOST, PortBlocks, Ports, wait_until
+from processes import ChildProcess
+
+pytestmark = [pytest.mark.timeout(90), pytest.mark.integration]
+
+BLOCKS = PortBlocks(31500, 32700)
+SND_CHANNEL, RCV_CHANNEL = 6, 7  # Aeron counter type ids
+
+
+@contextmanager
+def server_process(tmp_path: Path, ports: Ports, clients: int, *args: str,
+                   python: list[str] | None = None) -> Iterator[ChildProcess]:
+    """``python -m aeron_py.echo_server`` (or ``python`` + args) serving on ``ports``, READY."""
+    command = python or [sys.executable, "-m", "aeron_py.echo_server"]
+    child = ChildProcess([*command, "--port", str(ports.port), "--control-port", str(ports.control),
+                          "--base-port", str(ports.base), "--clients", str(clients), *args],
+                         stop_timeout=15.0, cwd=tmp_path).start()
+    try:
+        child.wait_for_line("READY", 30)
+        wait_until(lambda: "driver dir" in stderr_of(child), 10, "the server to name its driver dir")
+        yield child
+    finally:
+        child.stop()
+
+
+def stderr_of(child: ChildProcess) -> str:
+    return "\n".join(child.stderr_lines)
+
+
+def driver_dir(child: ChildProcess) -> str:
+    match = re.search(r"driver dir (\S+)", stderr_of(child))
+    assert match, stderr_of(child)[-1000:]
+    return match.group(1)
+
+
+def resources(child: ChildProcess) -> dict[str, int]:
+    """The server process's fds, driver channels and image log mappings; VmSize/RSS in KiB."""
+    with DriverStat(driver_dir(child)) as stat:
+        counters = stat.counters()
+    status = Path(f"/proc/{child.pid}/status").read_text()
+    maps = Path(f"/proc/{child.pid}/maps").read_text().splitlines()
+    return {
+        "fds": len(os.listdir(f"/proc/{child.pid}/fd")),
+        "snd_channels": sum(c.type_id == SND_CHANNEL for c in counters),
+        "rcv_channels": sum(c.type_id == RCV_CHANNEL for c in counters),
+        "image_maps": sum("/images/" in line for line in maps),
+        "vm_kib": int(re.search(r"VmSize:\s+(\d+)", status).group(1)),
+        "rss_kib": int(re.search(r"VmRSS:\s+(\d+)", status).group(1)),
+    }
+
+
+def at_rest(child: ChildProcess, baseline: dict[str, int]) -> bool:
+    now = resources(child)
+    return all(now[k] == baseline[k] for k in ("fds", "snd_channels", "rcv_channels", "image_maps"))
+
+
+def served(ports: Ports, interface: str | None = None) -> bool:
+    result = EchoClient(HOST, ports.port, ports.control, count=2, timeout=10, interface=interface).run()
+    return result.ok
+
+
+def test_hello_flood_leaves_nothing_behind_and_writes_bounded_logs(tmp_path: Path) -> None:
+    """30 sources flood HELLOs for 3 s while duologues churn (1 s expiry); afterwards a
+    client is served and fds, driver channels and image mappings return to baseline;
+    log + telemetry stay under 1 MB (telemetry retention 256 KiB)."""
+    ports = BLOCKS.take(12)
+    events = tmp_path / "events"
+    with server_process(tmp_path, ports, 12, "--expiry", "1", "--events", str(events), "--events-max-bytes",
+                        str(256 * 1024), "--snapshot-interval", "1", "--image-liveness-timeout", "2") as server:
+        assert served(ports)
+        wait_until(lambda: resources(server)["image_maps"] == 0, 20, "the first client's images to go")
+        baseline = resources(server)
+        with HelloFlood(HOST, ports.port, ports.control, [f"127.0.0.{i}" for i in range(2, 32)], seed=7) as flood:
+            report = flood.run(3.0)
+        assert report.connected_sources == 30 and report.hellos > 1000
+        wait_until(lambda: served(ports, "127.0.0.40"), 15, "a legitimate client to be served after the flood")
+        wait_until(lambda: at_rest(server, baseline), 30, f"the server back at its baseline {baseline}")
+        assert server.stop() == 0
+    log_bytes = sum(len(line) + 1 for line in server.stderr_lines)
+    telemetry = list(events.glob("*.jsonl"))
+    telemetry_bytes = sum(p.stat().st_size for p in telemetry)
+    assert log_bytes + telemetry_bytes < 1_000_000, (log_bytes, telemetry_bytes)
+    assert telemetry_bytes <= 256 * 1024 + 4096
+    snapshots = [e for e in read_events(events) if e["kind"] == "driver_snapshot"]
+    counters = snapshots[-1]["counters"]
+    assert counters["dropped events"] > 0 and counters["refusals coalesced"] > 0
+    assert "more 'refuse:" in stderr_of(server)  # repeated refusals summarised, not one line each
+
+
+def test_connect_echo_close_cycles_keep_memory_flat(tmp_path: Path) -> None:
+    """25 connect/echo/close cycles after 5 warm-up ones: VmSize and RSS each grow
+    < 3 MiB (the leak this guards against was ~395 KB of VmSize per cycle: ~9.6 MiB)."""
+    ports = BLOCKS.take(4)
+    with server_process(tmp_path, ports, 4, "--max-per-ip", "4", "--image-liveness-timeout", "2") as server, \
+            MediaDriver(publication_linger_timeout_ns=0) as driver, Aeron(driver=driver) as aeron:
+        def cycle() -> bool:  # "server full" while the previous duologues are still closing: retry
+            return EchoClient(HOST, ports.port, ports.control, count=1, timeout=10, aeron=aeron).run().ok
+
+        def cycles(n: int) -> None:
+            for _ in range(n):
+                wait_until(cycle, 10, "a connect/echo/close cycle")
+
+        cycles(5)
+        wait_until(lambda: resources(server)["image_maps"] == 0, 30, "the warm-up images to go")
+        before = resources(server)
+        cycles(25)
+        wait_until(lambda: resources(server)["image_maps"] == 0, 30, "the cycles' images to go")
+        after = resources(server)
+    assert after["vm_kib"] - before["vm_kib"] < 3072, (before, after)
+    assert after["rss_kib"] - before["rss_kib"] < 3072, (before, after)
+    assert after["fds"] == before["fds"]
+
+
+LOSE_DRIVER = """
+import sys, threading
+from aeron_py.echo import server
+setup = server.EchoServer._setup
+def losing_setup(self):
+    setup(self)
+    threading.Timer(1.0, self._driver.close).start()  # the driver goes away under the server
+server.EchoServer._setup = losing_setup
+from aeron_py.echo_server import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+STUCK_TEARDOWN = """
+import sys, time
+from aeron_py.echo import server
+server.EchoServer._teardown = lambda self: time.sleep(3600)  # shutdown that never ends
+from aeron_py.echo_server import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_losing_the_driver_exits_nonzero_within_seconds(tmp_path: Path) -> None:
+    ports = BLOCKS.take(4)
+    with server_process(tmp_path, ports, 4, "--driver-timeout", "2",
+                        python=[sys.executable, "-c", LOSE_DRIVER]) as server:
+        started = time.monotonic()
+        code = server.wait(timeout=20)
+        elapsed = time.monotonic() - started
+    assert code == 1, server.output_tail()
+    assert elapsed < 10
+    assert "lost the media driver" in stderr_of(server)
+
+
+def test_sigterm_stops_a_server_stuck_in_shutdown(tmp_path: Path) -> None:
+    ports = BLOCKS.take(4)
+    with server_process(tmp_path, ports, 4, "--shutdown-grace", "1",
+                        python=[sys.executable, "-c", STUCK_TEARDOWN]) as server:
+        os.kill(server.pid, signal.SIGTERM)
+        code = server.wait(timeout=15)
+    assert code == 1, server.output_tail()  # an exit status, not death by a signal
+    assert "exits 1" in stderr_of(server) and "Timeout" in stderr_of(server)
+
+
+def test_second_sigint_exits_at_once(tmp_path: Path) -> None:
+    ports = BLOCKS.take(4)
+    with server_process(tmp_path, ports, 4, "--shutdown-grace", "60",
+                        python=[sys.executable, "-c", STUCK_TEARDOWN]) as server:
+        os.kill(server.pid, signal.SIGINT)
+        wait_until(lambda: "SIGINT: stopping" in stderr_of(server), 10, "the first signal to be handled")
+        os.kill(server.pid, signal.SIGINT)
+        code = server.wait(timeout=10)
+    assert code == 1 and "second SIGINT" in stderr_of(server), server.output_tail()
