@@ -34,6 +34,7 @@ public:
             return;
         }
         if (PyObject_GetBuffer(object, &view_, PyBUF_SIMPLE) != 0) {
+            if (!PyErr_ExceptionMatches(PyExc_BufferError)) return;  // e.g. a released memoryview: as raised
             PyObject *type, *value, *tb;
             PyErr_Fetch(&type, &value, &tb);
             if (index >= 0)
