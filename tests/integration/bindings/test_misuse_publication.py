@@ -245,3 +245,44 @@ def test_counter_ids_out_of_range_raise_index_error():
         expect(errors.AeronError, lambda: reader.value(0), "closed")
         expect(errors.AeronError, reader.counters, "closed")
     """)
+
+
+def test_offers_racing_a_client_close_from_another_thread_end_in_typed_errors():
+    run_scenario("""
+        import threading
+        outcome = []
+        started = threading.Event()
+
+        def offer_forever():
+            started.set()
+            try:
+                for _ in range(50_000_000):  # bounded; ends with the close below
+                    pub.offer(b"racing")
+                    claim = pub.try_claim(4) if pub.is_connected else None
+                    if claim is not None:
+                        claim.data[:] = b"race"
+                        claim.commit()
+                outcome.append("finished without seeing the close")
+            except (errors.PublicationClosedError, errors.ClientClosedError, errors.NotConnectedError,
+                    errors.BackPressuredError, errors.AdminActionError) as exc:
+                outcome.append(type(exc).__name__)
+            except ValueError as exc:  # a view killed between data and the write
+                outcome.append("ValueError")
+
+        thread = threading.Thread(target=offer_forever)
+        thread.start()
+        started.wait(5)
+        time.sleep(0.05)  # let the offer loop run a while (not synchronisation: either order is valid)
+        aeron.close()
+        thread.join(30)
+        assert not thread.is_alive() and outcome, outcome
+    """)
+
+
+def test_fast_methods_check_their_self():
+    run_scenario("""
+        raw = aeron_py._aeron.Publication
+        expect(TypeError, lambda: raw.offer(object(), b"x"), "doesn.t apply|expected a")
+        expect(TypeError, lambda: raw.try_claim(object(), 1), "doesn.t apply|expected a")
+        expect(TypeError, lambda: aeron_py._aeron.BufferClaim.commit(object()), "doesn.t apply|expected a")
+    """)
