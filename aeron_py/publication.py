@@ -70,12 +70,11 @@ class Claim(_aeron.BufferClaim):
         return self.data
 
     def __exit__(self, exc_type: object, *rest: object) -> None:
-        if self.done:
-            return
-        if exc_type is None:
-            self.commit()
-        else:
-            self.abort()
+        if exc_type is not None:
+            if not self.done:
+                self.abort()
+        elif self.state not in ("committed", "aborted"):
+            self.commit()  # raises when a close ended the claim inside the block: nothing was sent
 
     def __repr__(self) -> str:
         return f"<Claim {self.length} B at position {self.position} {self.state}>"

@@ -95,13 +95,23 @@ def test_claim_views_and_commit_after_client_close():
     """)
 
 
-def test_with_block_write_after_client_close_raises_value_error():
+def test_with_block_after_client_close_raises_and_sends_nothing():
     run_scenario("""
         def body():
             with pub.try_claim(4) as buf:
                 aeron.close()
                 buf[0] = 1
         expect(ValueError, body, "released")
+
+        def closed_inside_clean_block():
+            with pub2.try_claim(4) as buf:
+                buf[:] = b"lost"
+                aeron2.close()
+        aeron2 = aeron_py.Aeron(driver=driver)
+        sub2 = aeron2.add_subscription(CHANNEL, 79)
+        pub2 = aeron2.add_publication(CHANNEL, 79)
+        wait_until(lambda: pub2.is_connected, 5, "the second client's publication to connect")
+        expect(errors.ClientClosedError, closed_inside_clean_block, "claim was aborted")
     """)
 
 
