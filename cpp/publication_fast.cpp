@@ -108,12 +108,16 @@ PyObject *fast_offer_batch(PyObject *self, PyObject *const *args, Py_ssize_t nar
         PySequence_Fast(parsed.get(0), "offer_batch(): buffers must be a sequence of bytes-like objects"));
     if (!sequence) return nullptr;
     if (!pub->open()) return set_offer_error(AERON_PUBLICATION_CLOSED, "offer_batch on " + pub->channel());
-    const Py_ssize_t size = PySequence_Fast_GET_SIZE(sequence.ptr());
-    PyObject **items = PySequence_Fast_ITEMS(sequence.ptr());
     Py_ssize_t offered = 0;
-    for (; offered < size; offered++) {
-        Bytes bytes(items[offered], "offer_batch", "buffers", offered);
+    // Size and item re-read each time and the item held: a Python-level __buffer__ (3.12+)
+    // may mutate the list, or close the publication, while its buffer is taken.
+    for (; offered < PySequence_Fast_GET_SIZE(sequence.ptr()); offered++) {
+        py::object item = py::reinterpret_borrow<py::object>(PySequence_Fast_GET_ITEM(sequence.ptr(), offered));
+        Bytes bytes(item.ptr(), "offer_batch", "buffers", offered);
         if (!bytes.ok()) return nullptr;
+        if (!pub->open())
+            return set_offer_error(AERON_PUBLICATION_CLOSED, "offer_batch on " + pub->channel() + " (after " +
+                                                                 std::to_string(offered) + " offered)");
         const int64_t result = pub->offer(bytes.data(), bytes.length());
         if (result >= 0) continue;
         if (result >= AERON_PUBLICATION_ADMIN_ACTION) break;  // retryable: the caller offers the rest later

@@ -296,3 +296,26 @@ def test_fast_methods_check_their_self():
         expect(TypeError, lambda: raw.try_claim(object(), 1), "doesn.t apply|expected a")
         expect(TypeError, lambda: aeron_py._aeron.BufferClaim.commit(object()), "doesn.t apply|expected a")
     """)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="Python-level __buffer__ needs CPython 3.12+")
+def test_python_buffer_exporters_that_mutate_or_close_mid_batch():
+    run_scenario("""
+        class Clearing:
+            def __init__(self, batch): self.batch = batch
+            def __buffer__(self, flags):
+                self.batch.clear()  # the list offer_batch is walking shrinks under it
+                return memoryview(b"clear")
+
+        batch = [b"first", None, b"never"]
+        batch[1] = Clearing(batch)
+        assert pub.offer_batch(batch) == 2
+
+        class Closing:
+            def __buffer__(self, flags):
+                aeron.close()  # the publication is freed by aeron_close before the offer
+                return memoryview(b"closing")
+
+        expect(errors.PublicationClosedError, lambda: pub.offer(Closing()), "CLOSED")
+        expect(errors.PublicationClosedError, lambda: pub.offer_batch([Closing()]), "CLOSED")
+    """)
