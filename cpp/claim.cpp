@@ -45,12 +45,15 @@ ClaimOwner::~ClaimOwner() {
 }
 
 void ClaimOwner::add(BufferClaim *claim) {
+    if (live_.size() == live_.capacity())  // may throw: before anything is registered
+        live_.reserve(std::max<size_t>(4, 2 * live_.capacity()));
     if (!hook_) {
-        hook_ = std::make_shared<Hook>();
-        hook_->owner = this;
-        client_->add_dependent(hook_);
+        auto hook = std::make_shared<Hook>();
+        hook->owner = this;
+        client_->add_dependent(hook);
+        hook_ = std::move(hook);
     }
-    live_.push_back(claim);
+    live_.push_back(claim);  // cannot throw after the reserve
 }
 
 void ClaimOwner::remove(BufferClaim *claim) noexcept {
@@ -102,8 +105,15 @@ PyObject *BufferClaim::data() {
         return nullptr;
     }
     if (view_ == nullptr) {
-        view_ = dead_view::make(claim_.data, static_cast<Py_ssize_t>(claim_.length), true);
-        if (view_ == nullptr) return nullptr;
+        PyObject *view = dead_view::make(claim_.data, static_cast<Py_ssize_t>(claim_.length), true);
+        if (view == nullptr) return nullptr;
+        if (state_ != ClaimState::pending) {  // a finalizer run by that allocation closed the client
+            dead_view::kill(view);
+            Py_DECREF(view);
+            PyErr_SetString(PyExc_ValueError, "claim.data: the claim has ended (committed, aborted or closed)");
+            return nullptr;
+        }
+        view_ = view;
     }
     Py_INCREF(view_);
     return view_;

@@ -158,7 +158,14 @@ PyObject *fast_try_claim(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     aeron_buffer_claim_t claim{};
     const int64_t result = pub->try_claim(static_cast<size_t>(length), &claim);
     if (result < 0) return set_offer_error(result, where + pub->channel());
-    auto owned = std::make_unique<BufferClaim>(&pub->claims(), py::reinterpret_borrow<py::object>(self), claim, result);
+    std::unique_ptr<BufferClaim> owned;
+    try {
+        owned = std::make_unique<BufferClaim>(&pub->claims(), py::reinterpret_borrow<py::object>(self), claim, result);
+    } catch (...) {
+        aeron_buffer_claim_abort(&claim);  // out of memory: never leave the log blocked
+        throw;
+    }
+    // From here the BufferClaim owns the claim: its destructor aborts it if adopt fails.
     return instance::adopt(publication_registry().claim, std::move(owned)).release().ptr();
     AERON_PY_FAST_END
 }
