@@ -16,7 +16,11 @@ class AeronTimeoutError(AeronError, TimeoutError):
 
 
 class ClientClosedError(AeronError):
-    """The client, or the handle's owner, is closed (by you, or by the driver's timeout)."""
+    """The client, or the handle's owner, is closed (by you, or by the driver's timeout).
+
+    Raised from C by ``Claim.commit()``/``abort()`` when the client closed while the claim
+    was pending (the claim was aborted before the log was unmapped).
+    """
 
 
 class OfferError(AeronError):
@@ -79,7 +83,12 @@ RESULT_NAMES: dict[int, str] = {
 
 
 def offer_error(code: int, where: str) -> OfferError:
-    """The typed exception for a negative offer/claim result ``code``."""
+    """The typed exception for a negative offer/claim result ``code``.
+
+    Registered with the extension at import (``aeron_py.publication``): the C fast paths
+    (``offer``, ``offer_batch``, ``try_claim``, ``Claim.commit``) call it to build the
+    exception they raise, so names and classes stay defined here.
+    """
     name = RESULT_NAMES.get(code, "UNKNOWN")
     cls = _BY_CODE.get(code, OfferError)
     return cls(f"{where}: offer failed with {name} ({code})", code)

@@ -7,17 +7,32 @@ pays no exception; terminal outcomes raise :class:`~aeron_py.errors.PublicationC
 :class:`~aeron_py.errors.MaxPositionExceededError` or
 :class:`~aeron_py.errors.PublicationError`.
 
+Speed: :class:`Publication` subclasses the extension's type, so ``pub.offer(b)``,
+``pub.offer_batch(bs)`` and ``pub.try_claim(n)`` go straight into C (raw fast-call
+methods, no Python frame, no pybind11 dispatch). ``bytes`` are offered in place; other
+buffers through the buffer protocol and must be C-contiguous.
+
+Claim safety contract (``try_claim``): a :class:`Claim` keeps its publication and client
+alive. Its ``data`` memoryview and every slice or cast of it raise ``ValueError`` once the
+claim is committed or aborted, and when its publication or client closes (a claim still
+pending then is aborted first, while the log is mapped; ``commit()`` afterwards raises
+:class:`~aeron_py.errors.PublicationClosedError` / :class:`~aeron_py.errors.ClientClosedError`).
+Committing twice raises ``RuntimeError``. A claim garbage-collected without commit or abort
+is aborted, so the stream never stalls on it. Not protected: raw pointers taken through the
+buffer protocol (``numpy.frombuffer(claim.data)``, ``ctypes.c_char.from_buffer``, a C
+extension holding a ``Py_buffer``) — do not keep such objects past the claim.
+
 Thread-safety: a :class:`Publication` may be offered to from several threads; an
 :class:`ExclusivePublication` has a single writer.
 """
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, Union
 
 from . import _aeron
-from .errors import RESULT_NAMES, AeronTimeoutError, offer_error
+from .errors import RESULT_NAMES, AeronTimeoutError, ClientClosedError, offer_error
 from .idle import BackoffIdleStrategy, IdleStrategy
 
 NOT_CONNECTED: int = _aeron.NOT_CONNECTED
@@ -27,80 +42,69 @@ CLOSED: int = _aeron.PUBLICATION_CLOSED
 MAX_POSITION_EXCEEDED: int = _aeron.MAX_POSITION_EXCEEDED
 ERROR: int = _aeron.PUBLICATION_ERROR
 
-#: What offer() accepts: any object exporting a contiguous buffer.
+#: What offer() accepts: any object exporting a C-contiguous buffer.
 Buffer = Union[bytes, bytearray, memoryview]
 
 
-class Claim:
-    """A claimed region of the log (``aeron_buffer_claim_t``) as a context manager.
+def _wait_for(poll: Callable[[], Any], timeout: float, what: str, work: Callable[[], int] | None) -> Any:
+    try:
+        from .waiting import wait_for
+    except ImportError:  # before aeron_py/waiting.py (subscription-side change) is merged
+        from .client import wait_for  # type: ignore[attr-defined,no-redef]
+    return wait_for(poll, timeout, what, work)
+
+
+class Claim(_aeron.BufferClaim):
+    """A claimed region of the log (``aeron_buffer_claim_t``), made by :meth:`Publication.try_claim`.
 
     ``with pub.try_claim(n) as buf: buf[:] = data`` commits on a clean exit and aborts
-    when the block raises. ``buf`` is a writable memoryview valid only inside the block.
+    when the block raises. ``buf`` (``claim.data``) is a writable memoryview valid only
+    until the claim ends (see the module's safety contract). Inherited from C:
+    ``data``, ``commit()`` (``aeron_buffer_claim_commit``), ``abort()``
+    (``aeron_buffer_claim_abort``), ``position``, ``length``, ``done``, ``state``.
     """
 
-    __slots__ = ("_claim", "position")
-
-    def __init__(self, claim: _aeron.BufferClaim, position: int) -> None:
-        self._claim = claim
-        self.position = position
-
-    @property
-    def data(self) -> memoryview:
-        return self._claim.data
-
-    def commit(self) -> None:
-        """``aeron_buffer_claim_commit``."""
-        self._claim.commit()
-
-    def abort(self) -> None:
-        """``aeron_buffer_claim_abort``."""
-        self._claim.abort()
+    __slots__ = ()
 
     def __enter__(self) -> memoryview:
-        return self._claim.data
+        return self.data
 
     def __exit__(self, exc_type: object, *rest: object) -> None:
-        if self._claim.done:
-            return
-        if exc_type is None:
-            self._claim.commit()
-        else:
-            self._claim.abort()
+        if exc_type is not None:
+            if not self.done:
+                self.abort()
+        elif self.state not in ("committed", "aborted"):
+            self.commit()  # raises when a close ended the claim inside the block: nothing was sent
+
+    def __repr__(self) -> str:
+        return f"<Claim {self.length} B at position {self.position} {self.state}>"
 
 
-class Publication:
-    """A concurrent publication (``aeron_publication_t``); made by ``Aeron.add_publication``."""
+class Publication(_aeron.Publication):
+    """A concurrent publication (``aeron_publication_t``); made by ``Aeron.add_publication``.
 
-    __slots__ = ("_pub", "_offer", "_work", "__weakref__")
+    ``offer``, ``offer_batch`` and ``try_claim`` are inherited C fast methods:
+
+    - ``offer(buffer) -> int``: the new position, or NOT_CONNECTED / BACK_PRESSURED /
+      ADMIN_ACTION (negative) to retry later; raises for CLOSED, MAX_POSITION_EXCEEDED, ERROR.
+    - ``offer_batch(buffers) -> int``: offers in order until one is not accepted; returns
+      how many were offered; raises for the terminal results.
+    - ``try_claim(length) -> Claim``: raises the typed :class:`~aeron_py.errors.OfferError`
+      for every non-success result (``.retryable`` tells which to retry).
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, handle: Any, work: Callable[[], int] | None = None) -> Any:
+        # The extension makes the instance (already of this class); this only adopts it.
+        if not isinstance(handle, cls):
+            raise TypeError(f"{cls.__name__} objects are made by Aeron.add_*publication, not directly "
+                            f"(got {type(handle).__name__})")
+        handle._work = work
+        return handle
 
     def __init__(self, handle: Any, work: Callable[[], int] | None = None) -> None:
-        self._pub = handle
-        self._offer = handle.offer
-        self._work = work  # the client's do_work in conductor-invoker mode
-
-    def offer(self, buffer: Buffer) -> int:
-        """Offer one message, zero-copy from any contiguous buffer (``aeron_publication_offer``).
-
-        Returns the new position, or NOT_CONNECTED / BACK_PRESSURED / ADMIN_ACTION
-        (negative) to retry later; raises for CLOSED, MAX_POSITION_EXCEEDED, ERROR.
-        """
-        result = self._offer(buffer)
-        if result < ADMIN_ACTION:
-            raise offer_error(result, f"offer on {self._pub.channel}")
-        return result
-
-    def offer_batch(self, buffers: Sequence[Buffer]) -> int:
-        """Offer several messages with one call into C, in order, until one is not accepted.
-
-        Returns how many were offered (the rest can be offered again later: a retryable
-        NOT_CONNECTED / BACK_PRESSURED / ADMIN_ACTION stopped the batch); raises for
-        CLOSED, MAX_POSITION_EXCEEDED and ERROR. Much cheaper than a Python loop of
-        :meth:`offer` for small messages.
-        """
-        offered, result = self._pub.offer_batch(buffers)
-        if result < ADMIN_ACTION:
-            raise offer_error(result, f"offer_batch on {self._pub.channel} (after {offered} offered)")
-        return offered
+        pass
 
     def offer_until(self, buffer: Buffer, *, timeout: float, idle: IdleStrategy | None = None) -> int:
         """Offer, retrying the retryable outcomes until ``timeout`` seconds have passed.
@@ -115,79 +119,12 @@ class Publication:
                 return result
             if time.monotonic() >= deadline:
                 raise AeronTimeoutError(
-                    f"offer on {self._pub.channel} still {RESULT_NAMES[result]} after {timeout} s")
+                    f"offer on {self.channel} still {RESULT_NAMES[result]} after {timeout} s")
             idle.idle(0)
-
-    def try_claim(self, length: int) -> Claim:
-        """Claim ``length`` bytes to write in place (``aeron_publication_try_claim``).
-
-        Returns a :class:`Claim` context manager; every non-success result raises its
-        typed :class:`~aeron_py.errors.OfferError` (``.retryable`` tells which to retry).
-        """
-        result, claim = self._pub.try_claim(length)
-        if claim is None:
-            raise offer_error(result, f"try_claim({length}) on {self._pub.channel}")
-        return Claim(claim, result)
-
-    @property
-    def is_connected(self) -> bool:
-        """``aeron_publication_is_connected``."""
-        return self._pub.is_connected
-
-    @property
-    def is_closed(self) -> bool:
-        return self._pub.is_closed
-
-    @property
-    def channel(self) -> str:
-        return self._pub.channel
-
-    @property
-    def stream_id(self) -> int:
-        return self._pub.stream_id
-
-    @property
-    def session_id(self) -> int:
-        return self._pub.session_id
-
-    @property
-    def registration_id(self) -> int:
-        return self._pub.registration_id
-
-    @property
-    def max_payload_length(self) -> int:
-        """Largest message that fits in one frame (MTU minus header)."""
-        return self._pub.max_payload_length
-
-    @property
-    def max_message_length(self) -> int:
-        """Largest message (fragmented across frames), term length / 8."""
-        return self._pub.max_message_length
-
-    @property
-    def term_buffer_length(self) -> int:
-        return self._pub.term_buffer_length
-
-    @property
-    def position(self) -> int:
-        """``aeron_publication_position``."""
-        return self._pub.position
-
-    @property
-    def position_limit(self) -> int:
-        return self._pub.position_limit
-
-    @property
-    def channel_status(self) -> int:
-        return self._pub.channel_status
 
     def local_addresses(self) -> list[str]:
         """``aeron_publication_local_sockaddrs``: the bound local socket addresses."""
-        return self._pub.local_sockaddrs()
-
-    def close(self) -> None:
-        """``aeron_publication_close``. Idempotent."""
-        self._pub.close()
+        return self.local_sockaddrs()
 
     def __enter__(self) -> "Publication":
         return self
@@ -196,8 +133,8 @@ class Publication:
         self.close()
 
     def __repr__(self) -> str:
-        return (f"<{type(self).__name__} {self._pub.channel} stream={self._pub.stream_id} "
-                f"session={self._pub.session_id}{' closed' if self._pub.is_closed else ''}>")
+        return (f"<{type(self).__name__} {self.channel} stream={self.stream_id} "
+                f"session={self.session_id}{' closed' if self.is_closed else ''}>")
 
 
 class ExclusivePublication(Publication):
@@ -207,13 +144,13 @@ class ExclusivePublication(Publication):
 
     def add_destination(self, uri: object, *, timeout: float = 5.0) -> None:
         """Add an MDC destination (manual control mode) and wait for the driver to confirm."""
-        from .client import wait_for
-
-        wait_for(self._pub.async_add_destination(str(uri)).poll, timeout, f"add_destination({uri})", self._work)
+        _wait_for(self.async_add_destination(str(uri)).poll, timeout, f"add_destination({uri})", self._work)
 
     def remove_destination(self, uri: object, *, timeout: float = 5.0) -> None:
         """Remove an MDC destination and wait for the driver to confirm."""
-        from .client import wait_for
+        _wait_for(self.async_remove_destination(str(uri)).poll, timeout, f"remove_destination({uri})",
+                  self._work)
 
-        wait_for(self._pub.async_remove_destination(str(uri)).poll, timeout, f"remove_destination({uri})",
-                 self._work)
+
+_aeron._register_publication(offer_error=offer_error, client_closed=ClientClosedError,
+                             publication=Publication, exclusive=ExclusivePublication, claim=Claim)

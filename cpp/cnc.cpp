@@ -1,10 +1,51 @@
 // The driver's command-and-control file: aeron_cnc_* (constants, heartbeat, counters,
-// error log, loss report) — what AeronStat, ErrorStat and LossStat read.
+// error log, loss report) — what AeronStat, ErrorStat and LossStat read. Field names are
+// the C struct's (aeron_py.stat names them for users). The error-log and loss-report
+// callbacks only copy into C++ storage and never throw (nothing may cross the C frame);
+// Python objects are built after the C call returns.
 #include "common.hpp"
+
+#include <algorithm>
 
 namespace aeron_py {
 
 namespace {
+
+struct ErrorRow {
+    int32_t count;
+    int64_t first, last;
+    std::string text;
+};
+
+struct LossRow {
+    int64_t count, bytes_lost, first, last;
+    int32_t session_id, stream_id;
+    std::string channel, source;
+};
+
+// Rows copied inside a C callback; `failed` (out of memory) is raised after the call.
+template <typename Row>
+struct Collected {
+    std::vector<Row> rows;
+    bool failed = false;
+
+    template <typename Make>
+    void add(Make &&make) noexcept {
+        if (failed) return;
+        try {
+            rows.push_back(make());
+        } catch (...) {
+            failed = true;
+        }
+    }
+};
+
+py::str text_of(const std::string &s) {
+    auto text = py::reinterpret_steal<py::str>(
+        PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace"));
+    if (!text) throw py::error_already_set();
+    return text;
+}
 
 struct CncState {
     aeron_cnc_t *cnc = nullptr;
@@ -41,8 +82,8 @@ public:
         d["counter_metadata_buffer_length"] = c.counter_metadata_buffer_length;
         d["counter_values_buffer_length"] = c.counter_values_buffer_length;
         d["error_log_buffer_length"] = c.error_log_buffer_length;
-        d["client_liveness_timeout_ns"] = c.client_liveness_timeout;
-        d["start_timestamp_ms"] = c.start_timestamp;
+        d["client_liveness_timeout"] = c.client_liveness_timeout;
+        d["start_timestamp"] = c.start_timestamp;
         d["pid"] = c.pid;
         d["file_page_size"] = c.file_page_size;
         return d;
@@ -58,20 +99,29 @@ public:
         return aeron_cnc_to_driver_heartbeat(state_->cnc);
     }
 
-    // [(observation_count, first_observation_ms, last_observation_ms, text)]
+    // aeron_cnc_error_log_read: [(observation_count, first_observation_ms, last_observation_ms, text)]
     py::list error_log(int64_t since_timestamp_ms) {
         state_->check();
+        Collected<ErrorRow> collected;
+        aeron_cnc_error_log_read(state_->cnc, on_error_entry, &collected, since_timestamp_ms);
+        if (collected.failed) throw std::bad_alloc();
         py::list entries;
-        aeron_cnc_error_log_read(state_->cnc, on_error_entry, entries.ptr(), since_timestamp_ms);
+        for (const auto &r : collected.rows) entries.append(py::make_tuple(r.count, r.first, r.last, text_of(r.text)));
         return entries;
     }
 
+    // aeron_cnc_loss_reporter_read:
     // [(observation_count, total_bytes_lost, first_ms, last_ms, session_id, stream_id, channel, source)]
     py::list loss_report() {
         state_->check();
-        py::list entries;
-        if (aeron_cnc_loss_reporter_read(state_->cnc, on_loss_entry, entries.ptr()) < 0)
+        Collected<LossRow> collected;
+        if (aeron_cnc_loss_reporter_read(state_->cnc, on_loss_entry, &collected) < 0)
             throw_aeron_error("aeron_cnc_loss_reporter_read");
+        if (collected.failed) throw std::bad_alloc();
+        py::list entries;
+        for (const auto &r : collected.rows)
+            entries.append(py::make_tuple(r.count, r.bytes_lost, r.first, r.last, r.session_id, r.stream_id,
+                                          text_of(r.channel), text_of(r.source)));
         return entries;
     }
 
@@ -83,18 +133,19 @@ public:
 
 private:
     static void on_error_entry(int32_t count, int64_t first, int64_t last, const char *text, size_t length,
-                               void *clientd) {
-        auto list = py::reinterpret_borrow<py::list>(static_cast<PyObject *>(clientd));
-        list.append(py::make_tuple(count, first, last, py::str(text, length)));
+                               void *clientd) noexcept {
+        static_cast<Collected<ErrorRow> *>(clientd)->add(
+            [&] { return ErrorRow{count, first, last, std::string(text, length)}; });
     }
 
     static void on_loss_entry(void *clientd, int64_t count, int64_t bytes_lost, int64_t first, int64_t last,
                               int32_t session_id, int32_t stream_id, const char *channel, int32_t channel_length,
-                              const char *source, int32_t source_length) {
-        auto list = py::reinterpret_borrow<py::list>(static_cast<PyObject *>(clientd));
-        list.append(py::make_tuple(count, bytes_lost, first, last, session_id, stream_id,
-                                   py::str(channel, static_cast<size_t>(channel_length)),
-                                   py::str(source, static_cast<size_t>(source_length))));
+                              const char *source, int32_t source_length) noexcept {
+        static_cast<Collected<LossRow> *>(clientd)->add([&] {
+            return LossRow{count, bytes_lost, first, last, session_id, stream_id,
+                           std::string(channel, static_cast<size_t>(std::max(channel_length, 0))),
+                           std::string(source, static_cast<size_t>(std::max(source_length, 0)))};
+        });
     }
 
     std::shared_ptr<CncState> state_;

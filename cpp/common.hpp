@@ -21,6 +21,8 @@ extern "C" {
 #include "aeronc.h"
 }
 
+#include "destination.hpp"  // AsyncDestination
+
 namespace py = pybind11;
 
 namespace aeron_py {
@@ -150,31 +152,6 @@ struct ClientState {
 
 private:
     void close_now() noexcept;
-};
-
-// aeron_async_destination_t of a publication or subscription; `poll_fn` is the matching
-// aeron_*_async_destination_poll. Bound once, in publication.cpp.
-class AsyncDestination {
-public:
-    using PollFn = int (*)(aeron_async_destination_t *);
-    AsyncDestination(std::shared_ptr<ClientState> client, aeron_async_destination_t *async, PollFn poll_fn)
-        : client_(std::move(client)), async_(async), poll_fn_(poll_fn) {}
-
-    // True once the driver acknowledged.
-    bool poll() {
-        if (async_ == nullptr) return true;
-        client_->check_open();
-        const int rc = poll_fn_(async_);
-        if (rc == 0) return false;
-        async_ = nullptr;  // completed, or freed by the client on error
-        if (rc < 0) throw_aeron_error("aeron_async_destination_poll");
-        return true;
-    }
-
-private:
-    std::shared_ptr<ClientState> client_;
-    aeron_async_destination_t *async_;
-    PollFn poll_fn_;
 };
 
 // Factories for handles made by a client (defined next to each class).

@@ -1,9 +1,26 @@
 // Counters: aeron_counters_reader_t (aeron_counters_reader_*), from a client or a CnC file.
+// Every counter id is checked against aeron_counters_reader_max_counter_id (IndexError)
+// before the C call: aeron_counters_reader_addr does no bounds check of its own. The
+// foreach callback only copies into C++ storage and never throws (no exception may cross
+// the C frame); Python objects are built after the C call returns.
 #include "common.hpp"
 
 namespace aeron_py {
 
 namespace {
+
+struct CounterRow {
+    int64_t value;
+    int32_t id;
+    int32_t type_id;
+    std::string key;
+    std::string label;
+};
+
+struct CounterRows {
+    std::vector<CounterRow> rows;
+    bool failed = false;  // out of memory while copying: raised after the C call
+};
 
 class CountersReader {
 public:
@@ -13,15 +30,23 @@ public:
     // aeron_counters_reader_foreach_counter: [(counter_id, type_id, label, value, key bytes)].
     py::list counters() {
         check_();
+        CounterRows collected;
+        aeron_counters_reader_foreach_counter(reader_, on_counter, &collected);
+        if (collected.failed) throw std::bad_alloc();
         py::list result;
-        aeron_counters_reader_foreach_counter(reader_, on_counter, result.ptr());
+        for (const auto &row : collected.rows) {
+            py::object label = py::reinterpret_steal<py::object>(
+                PyUnicode_DecodeUTF8(row.label.data(), static_cast<Py_ssize_t>(row.label.size()), "replace"));
+            if (!label) throw py::error_already_set();
+            result.append(py::make_tuple(row.id, row.type_id, label, row.value, py::bytes(row.key)));
+        }
         return result;
     }
 
-    int64_t value(int32_t counter_id) {
-        check_();
+    int64_t value(int64_t id) {
+        const int32_t counter_id = check_id(id);
         int64_t *address = aeron_counters_reader_addr(reader_, counter_id);
-        if (address == nullptr) throw AeronCallError("no counter with id " + std::to_string(counter_id), EINVAL);
+        if (address == nullptr) throw py::index_error("no counter with id " + std::to_string(counter_id));
         return __atomic_load_n(address, __ATOMIC_ACQUIRE);
     }
 
@@ -30,36 +55,36 @@ public:
         return aeron_counters_reader_max_counter_id(reader_);
     }
 
-    std::string label(int32_t counter_id) {
-        check_();
-        char buffer[512];
+    std::string label(int64_t id) {
+        const int32_t counter_id = check_id(id);
+        char buffer[AERON_COUNTER_MAX_LABEL_LENGTH];
         const int length = aeron_counters_reader_counter_label(reader_, counter_id, buffer, sizeof buffer);
         if (length < 0) throw_aeron_error("aeron_counters_reader_counter_label");
         return std::string(buffer, static_cast<size_t>(length));
     }
 
-    int32_t state(int32_t counter_id) {
-        check_();
+    int32_t state(int64_t id) {
+        const int32_t counter_id = check_id(id);
         int32_t state = 0;
         if (aeron_counters_reader_counter_state(reader_, counter_id, &state) < 0)
             throw_aeron_error("aeron_counters_reader_counter_state");
         return state;
     }
 
-    int32_t type_id(int32_t counter_id) {
-        check_();
+    int32_t type_id(int64_t id) {
+        const int32_t counter_id = check_id(id);
         int32_t type = 0;
         if (aeron_counters_reader_counter_type_id(reader_, counter_id, &type) < 0)
             throw_aeron_error("aeron_counters_reader_counter_type_id");
         return type;
     }
 
-    int64_t registration_id(int32_t counter_id) {
-        check_();
-        int64_t id = 0;
-        if (aeron_counters_reader_counter_registration_id(reader_, counter_id, &id) < 0)
+    int64_t registration_id(int64_t id) {
+        const int32_t counter_id = check_id(id);
+        int64_t registration = 0;
+        if (aeron_counters_reader_counter_registration_id(reader_, counter_id, &registration) < 0)
             throw_aeron_error("aeron_counters_reader_counter_registration_id");
-        return id;
+        return registration;
     }
 
     int32_t find(int32_t type_id, int64_t registration_id) {
@@ -68,11 +93,28 @@ public:
     }
 
 private:
+    // The owner is open and 0 <= counter_id <= max_counter_id, else IndexError naming both.
+    // Taken as int64 so any Python int in range of a C long long gets IndexError, not TypeError.
+    int32_t check_id(int64_t counter_id) {
+        check_();
+        const int32_t max_id = aeron_counters_reader_max_counter_id(reader_);
+        if (counter_id < 0 || counter_id > max_id)
+            throw py::index_error("counter id " + std::to_string(counter_id) + " out of range 0.." +
+                                  std::to_string(max_id));
+        return static_cast<int32_t>(counter_id);
+    }
+
     static void on_counter(int64_t value, int32_t id, int32_t type_id, const uint8_t *key, size_t key_length,
-                           const char *label, size_t label_length, void *clientd) {
-        auto list = py::reinterpret_borrow<py::list>(static_cast<PyObject *>(clientd));
-        list.append(py::make_tuple(id, type_id, py::str(label, label_length), value,
-                                   py::bytes(reinterpret_cast<const char *>(key), key_length)));
+                           const char *label, size_t label_length, void *clientd) noexcept {
+        auto *collected = static_cast<CounterRows *>(clientd);
+        if (collected->failed) return;
+        try {
+            collected->rows.push_back(CounterRow{value, id, type_id,
+                                                 std::string(reinterpret_cast<const char *>(key), key_length),
+                                                 std::string(label, label_length)});
+        } catch (...) {
+            collected->failed = true;
+        }
     }
 
     py::object owner_;
@@ -91,7 +133,8 @@ void init_counters(py::module_ &m) {
     py::class_<CountersReader>(m, "CountersReader", "aeron_counters_reader_t")
         .def("counters", &CountersReader::counters,
              "aeron_counters_reader_foreach_counter: [(counter_id, type_id, label, value, key)].")
-        .def("value", &CountersReader::value, py::arg("counter_id"), "aeron_counters_reader_addr, read atomically.")
+        .def("value", &CountersReader::value, py::arg("counter_id"),
+             "aeron_counters_reader_addr, read atomically. IndexError outside 0..max_counter_id.")
         .def_property_readonly("max_counter_id", &CountersReader::max_counter_id,
                                "aeron_counters_reader_max_counter_id")
         .def("label", &CountersReader::label, py::arg("counter_id"), "aeron_counters_reader_counter_label")

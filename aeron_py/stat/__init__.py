@@ -19,6 +19,12 @@ from .. import _aeron
 #: Counter type id of the driver's system counters (bytes sent, NAKs, errors, ...).
 SYSTEM_COUNTER_TYPE_ID = 0
 
+#: ``aeron_cnc_constants_t`` fields (as the extension returns them) renamed to carry their unit.
+_CONSTANT_NAMES = {
+    "client_liveness_timeout": "client_liveness_timeout_ns",
+    "start_timestamp": "start_timestamp_ms",
+}
+
 
 @dataclass(frozen=True)
 class Counter:
@@ -72,12 +78,25 @@ class DriverStat:
             raise type(exc)(f"cannot read the CnC file in {self.dir!r}: {exc}") from None
 
     def constants(self) -> dict[str, int]:
-        """CnC header: version, buffer lengths, driver pid, start timestamp (``aeron_cnc_constants``)."""
-        return self._cnc.constants()
+        """CnC header: version, buffer lengths, driver pid, start timestamp (``aeron_cnc_constants``).
+
+        Keys are the C struct's field names, with the unit appended where it has one
+        (``client_liveness_timeout_ns``, ``start_timestamp_ms``).
+        """
+        return {_CONSTANT_NAMES.get(key, key): value for key, value in self._cnc.constants().items()}
 
     def counters(self) -> list[Counter]:
         """Every allocated counter with its current value."""
         return counters_from(self._cnc.counters_reader())
+
+    def counters_reader(self) -> Any:
+        """The raw ``_aeron.CountersReader`` (``aeron_cnc_counters_reader``): ``value(id)``,
+        ``label(id)``, ``type_id(id)``... raise IndexError outside ``0..max_counter_id``."""
+        return self._cnc.counters_reader()
+
+    def counter_value(self, counter_id: int) -> int:
+        """The current value of one counter; IndexError when ``counter_id`` is out of range."""
+        return int(self._cnc.counters_reader().value(counter_id))
 
     def system_counters(self) -> dict[str, int]:
         """The driver's system counters by label ("Bytes sent", "NAKs received", "Errors", ...)."""

@@ -1,0 +1,31 @@
+// aeron_async_destination_t: the pending add/remove of an MDC destination of a publication
+// or a subscription (aeron_*_async_add_destination / _remove_destination).
+#pragma once
+
+#include <memory>
+
+extern "C" {
+#include "aeronc.h"
+}
+
+namespace aeron_py {
+
+struct ClientState;
+
+// `poll_fn` is the matching aeron_*_async_destination_poll. Bound in destination.cpp.
+class AsyncDestination {
+public:
+    using PollFn = int (*)(aeron_async_destination_t *);
+    AsyncDestination(std::shared_ptr<ClientState> client, aeron_async_destination_t *async, PollFn poll_fn)
+        : client_(std::move(client)), async_(async), poll_fn_(poll_fn) {}
+
+    // True once the driver acknowledged; raises AeronError when it refused.
+    bool poll();
+
+private:
+    std::shared_ptr<ClientState> client_;
+    aeron_async_destination_t *async_;
+    PollFn poll_fn_;
+};
+
+}  // namespace aeron_py

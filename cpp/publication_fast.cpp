@@ -1,0 +1,200 @@
+// The hot publication calls as raw METH_FASTCALL methods (fastcall.hpp): offer, offer_batch
+// and try_claim. Zero-copy: bytes are read in place (PyBytes_AS_STRING), any other object
+// through the buffer protocol (C-contiguous, checked). Terminal results raise the typed
+// errors aeron_py registered; retryable ones (NOT_CONNECTED, BACK_PRESSURED, ADMIN_ACTION)
+// come back as negative ints from offer; try_claim raises for every negative result.
+#include "publication.hpp"
+
+#include "fastcall.hpp"
+#include "instance.hpp"
+
+#include <string>
+
+namespace aeron_py {
+
+namespace {
+
+// A borrowed view of a bytes-like argument; `ok` is false with a clear error set.
+class Bytes {
+public:
+    Bytes(PyObject *object, const char *function, const char *what, Py_ssize_t index = -1) {
+        if (PyBytes_CheckExact(object)) {
+            data_ = reinterpret_cast<const uint8_t *>(PyBytes_AS_STRING(object));
+            length_ = static_cast<size_t>(PyBytes_GET_SIZE(object));
+            ok_ = true;
+            return;
+        }
+        if (!PyObject_CheckBuffer(object)) {
+            if (index >= 0)
+                PyErr_Format(PyExc_TypeError, "%s(): item %zd of %s is not a bytes-like object (got %s)", function,
+                             index, what, Py_TYPE(object)->tp_name);
+            else
+                PyErr_Format(PyExc_TypeError, "%s(): %s must be a bytes-like object (bytes, bytearray, memoryview, "
+                             "...), not %s", function, what, Py_TYPE(object)->tp_name);
+            return;
+        }
+        if (PyObject_GetBuffer(object, &view_, PyBUF_SIMPLE) != 0) {
+            if (!PyErr_ExceptionMatches(PyExc_BufferError)) return;  // e.g. a released memoryview: as raised
+            PyObject *type, *value, *tb;
+            PyErr_Fetch(&type, &value, &tb);
+            if (index >= 0)
+                PyErr_Format(PyExc_BufferError, "%s(): item %zd of %s must be a C-contiguous buffer (%S)", function,
+                             index, what, value != nullptr ? value : Py_None);
+            else
+                PyErr_Format(PyExc_BufferError, "%s(): %s must be a C-contiguous buffer (%S)", function, what,
+                             value != nullptr ? value : Py_None);
+            Py_XDECREF(type);
+            Py_XDECREF(value);
+            Py_XDECREF(tb);
+            return;
+        }
+        held_ = true;
+        data_ = static_cast<const uint8_t *>(view_.buf);
+        length_ = static_cast<size_t>(view_.len);
+        ok_ = true;
+    }
+    ~Bytes() {
+        if (held_) PyBuffer_Release(&view_);
+    }
+    Bytes(const Bytes &) = delete;
+    Bytes &operator=(const Bytes &) = delete;
+
+    bool ok() const { return ok_; }
+    const uint8_t *data() const { return data_; }
+    size_t length() const { return length_; }
+
+private:
+    Py_buffer view_{};
+    const uint8_t *data_ = nullptr;
+    size_t length_ = 0;
+    bool held_ = false;
+    bool ok_ = false;
+};
+
+// A negative offer result: retryable ones are returned, terminal ones raise.
+PyObject *offer_result(const Publication &pub, int64_t result, const char *function) {
+    if (result >= AERON_PUBLICATION_ADMIN_ACTION) return PyLong_FromLongLong(result);
+    return set_offer_error(result, std::string(function) + " on " + pub.channel());
+}
+
+PyObject *fast_offer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    AERON_PY_FAST_BEGIN
+    Publication *pub = fast::self_as<Publication>(self);
+    if (pub == nullptr) return nullptr;
+    PyObject *buffer;
+    if (kwnames == nullptr && PyVectorcall_NARGS(nargs) == 1) {
+        buffer = args[0];
+    } else {
+        static const char *const names[] = {"buffer"};
+        fast::FastArgs<1> parsed("offer", names);
+        if (!parsed.parse(args, nargs, kwnames, 1)) return nullptr;
+        buffer = parsed.get(0);
+    }
+    Bytes bytes(buffer, "offer", "buffer");
+    if (!bytes.ok()) return nullptr;
+    if (!pub->open()) return set_offer_error(AERON_PUBLICATION_CLOSED, "offer on " + pub->channel());
+    return offer_result(*pub, pub->offer(bytes.data(), bytes.length()), "offer");
+    AERON_PY_FAST_END
+}
+
+PyObject *fast_offer_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    AERON_PY_FAST_BEGIN
+    Publication *pub = fast::self_as<Publication>(self);
+    if (pub == nullptr) return nullptr;
+    static const char *const names[] = {"buffers"};
+    fast::FastArgs<1> parsed("offer_batch", names);
+    if (!parsed.parse(args, nargs, kwnames, 1)) return nullptr;
+    py::object sequence = py::reinterpret_steal<py::object>(
+        PySequence_Fast(parsed.get(0), "offer_batch(): buffers must be a sequence of bytes-like objects"));
+    if (!sequence) return nullptr;
+    if (!pub->open()) return set_offer_error(AERON_PUBLICATION_CLOSED, "offer_batch on " + pub->channel());
+    Py_ssize_t offered = 0;
+    // Size and item re-read each time and the item held: a Python-level __buffer__ (3.12+)
+    // may mutate the list, or close the publication, while its buffer is taken.
+    for (; offered < PySequence_Fast_GET_SIZE(sequence.ptr()); offered++) {
+        py::object item = py::reinterpret_borrow<py::object>(PySequence_Fast_GET_ITEM(sequence.ptr(), offered));
+        Bytes bytes(item.ptr(), "offer_batch", "buffers", offered);
+        if (!bytes.ok()) return nullptr;
+        if (!pub->open())
+            return set_offer_error(AERON_PUBLICATION_CLOSED, "offer_batch on " + pub->channel() + " (after " +
+                                                                 std::to_string(offered) + " offered)");
+        const int64_t result = pub->offer(bytes.data(), bytes.length());
+        if (result >= 0) continue;
+        if (result >= AERON_PUBLICATION_ADMIN_ACTION) break;  // retryable: the caller offers the rest later
+        return set_offer_error(result, "offer_batch on " + pub->channel() + " (after " + std::to_string(offered) +
+                                           " offered)");
+    }
+    return PyLong_FromSsize_t(offered);
+    AERON_PY_FAST_END
+}
+
+PyObject *fast_try_claim(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    AERON_PY_FAST_BEGIN
+    Publication *pub = fast::self_as<Publication>(self);
+    if (pub == nullptr) return nullptr;
+    PyObject *length_arg;
+    if (kwnames == nullptr && PyVectorcall_NARGS(nargs) == 1) {
+        length_arg = args[0];
+    } else {
+        static const char *const names[] = {"length"};
+        fast::FastArgs<1> parsed("try_claim", names);
+        if (!parsed.parse(args, nargs, kwnames, 1)) return nullptr;
+        length_arg = parsed.get(0);
+    }
+    if (!PyLong_Check(length_arg)) {
+        PyErr_Format(PyExc_TypeError, "try_claim(): length must be an int, not %s", Py_TYPE(length_arg)->tp_name);
+        return nullptr;
+    }
+    int overflow = 0;
+    const long long length = PyLong_AsLongLongAndOverflow(length_arg, &overflow);
+    if (length == -1 && PyErr_Occurred()) return nullptr;
+    if (overflow != 0 || length < 0 || static_cast<unsigned long long>(length) > SIZE_MAX) {
+        PyErr_Format(PyExc_ValueError, "try_claim(): length must be between 0 and max_payload_length (%zu), got %S",
+                     pub->constants().max_payload_length, length_arg);
+        return nullptr;
+    }
+    const std::string where = "try_claim(" + std::to_string(length) + ") on ";
+    if (!pub->open()) return set_offer_error(AERON_PUBLICATION_CLOSED, where + pub->channel());
+    aeron_buffer_claim_t claim{};
+    const int64_t result = pub->try_claim(static_cast<size_t>(length), &claim);
+    if (result < 0) return set_offer_error(result, where + pub->channel());
+    std::unique_ptr<BufferClaim> owned;
+    try {
+        owned = std::make_unique<BufferClaim>(&pub->claims(), py::reinterpret_borrow<py::object>(self), claim, result);
+    } catch (...) {
+        aeron_buffer_claim_abort(&claim);  // out of memory: never leave the log blocked
+        throw;
+    }
+    // From here the BufferClaim owns the claim: its destructor aborts it if adopt fails.
+    return instance::adopt(publication_registry().claim, std::move(owned)).release().ptr();
+    AERON_PY_FAST_END
+}
+
+PyMethodDef offer_def = {
+    "offer", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fast_offer)), METH_FASTCALL | METH_KEYWORDS,
+    "offer($self, buffer, /)\n--\n\naeron_publication_offer (or aeron_exclusive_publication_offer): offer one "
+    "message, zero-copy from bytes or any C-contiguous buffer. Returns the new position (> 0), or NOT_CONNECTED / "
+    "BACK_PRESSURED / ADMIN_ACTION (negative) to retry later; raises PublicationClosedError, "
+    "MaxPositionExceededError or PublicationError."};
+PyMethodDef offer_batch_def = {
+    "offer_batch", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fast_offer_batch)),
+    METH_FASTCALL | METH_KEYWORDS,
+    "offer_batch($self, buffers, /)\n--\n\naeron_publication_offer for each buffer in order until one is not "
+    "accepted. Returns how many were offered (a retryable result stopped the rest); raises the terminal "
+    "OfferError subclasses, TypeError naming the index of an item that is not bytes-like."};
+PyMethodDef try_claim_def = {
+    "try_claim", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fast_try_claim)),
+    METH_FASTCALL | METH_KEYWORDS,
+    "try_claim($self, length, /)\n--\n\naeron_publication_try_claim: claim `length` bytes of the log to write in "
+    "place. Returns a Claim (commit() or abort() it, or use it as a context manager); raises the typed OfferError "
+    "for every negative result (`.retryable` tells which to retry)."};
+
+}  // namespace
+
+void init_publication_fast(py::handle publication_type) {
+    fast::add_method(publication_type, &offer_def);
+    fast::add_method(publication_type, &offer_batch_def);
+    fast::add_method(publication_type, &try_claim_def);
+}
+
+}  // namespace aeron_py
