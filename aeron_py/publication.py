@@ -34,6 +34,7 @@ from typing import Any, Union
 from . import _aeron
 from .errors import RESULT_NAMES, AeronTimeoutError, ClientClosedError, offer_error
 from .idle import BackoffIdleStrategy, IdleStrategy
+from .waiting import wait_for
 
 NOT_CONNECTED: int = _aeron.NOT_CONNECTED
 BACK_PRESSURED: int = _aeron.BACK_PRESSURED
@@ -46,12 +47,6 @@ ERROR: int = _aeron.PUBLICATION_ERROR
 Buffer = Union[bytes, bytearray, memoryview]
 
 
-def _wait_for(poll: Callable[[], Any], timeout: float, what: str, work: Callable[[], int] | None) -> Any:
-    try:
-        from .waiting import wait_for
-    except ImportError:  # before aeron_py/waiting.py (subscription-side change) is merged
-        from .client import wait_for  # type: ignore[attr-defined,no-redef]
-    return wait_for(poll, timeout, what, work)
 
 
 class Claim(_aeron.BufferClaim):
@@ -144,11 +139,11 @@ class ExclusivePublication(Publication):
 
     def add_destination(self, uri: object, *, timeout: float = 5.0) -> None:
         """Add an MDC destination (manual control mode) and wait for the driver to confirm."""
-        _wait_for(self.async_add_destination(str(uri)).poll, timeout, f"add_destination({uri})", self._work)
+        wait_for(self.async_add_destination(str(uri)).poll, timeout, f"add_destination({uri})", self._work)
 
     def remove_destination(self, uri: object, *, timeout: float = 5.0) -> None:
         """Remove an MDC destination and wait for the driver to confirm."""
-        _wait_for(self.async_remove_destination(str(uri)).poll, timeout, f"remove_destination({uri})",
+        wait_for(self.async_remove_destination(str(uri)).poll, timeout, f"remove_destination({uri})",
                   self._work)
 
 
