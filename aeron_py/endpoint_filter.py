@@ -144,13 +144,14 @@ def parse_network(text: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
         raise TypeError(f"a blocklist entry must be a str, got {type(text).__name__}")
     address_text, slash, length_text = text.strip().partition("/")
     address = parse_address(address_text)
-    top = 32 if address.version == 4 else 128
+    mapped = address.version == 4 and ":" in address_text  # an IPv4-mapped IPv6 prefix
+    top = 32 if address.version == 4 and not mapped else 128
     if not slash:
-        return ipaddress.ip_network(f"{address}/{top}")
+        return ipaddress.ip_network(f"{address}/{32 if address.version == 4 else 128}")
     if not length_text.isdigit() or not 0 <= int(length_text) <= top:
         raise ValueError(f"{text!r}: prefix length must be an integer in [0, {top}]")
     length = int(length_text)
-    if address.version == 4 and ":" in address_text:  # an IPv4-mapped IPv6 prefix
+    if mapped:
         if length < _V4_MAPPED_PREFIX:
             raise ValueError(f"{text!r}: an IPv4-mapped prefix must be at least /96")
         length -= _V4_MAPPED_PREFIX
