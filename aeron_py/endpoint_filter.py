@@ -37,6 +37,7 @@ from collections.abc import Iterable, Mapping
 from typing import Union
 
 from . import _aeron
+from .blocklist import Network, parse_network
 from .errors import AeronError
 
 logger = logging.getLogger(__name__)
@@ -138,26 +139,6 @@ def parse_address(text: str) -> IPAddress:
     return address
 
 
-def parse_network(text: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
-    """'a.b.c.d', 'a.b.c.0/24', '2001:db8::/64' or '[::1]' as a network (host bits are cleared)."""
-    if not isinstance(text, str):
-        raise TypeError(f"a blocklist entry must be a str, got {type(text).__name__}")
-    address_text, slash, length_text = text.strip().partition("/")
-    address = parse_address(address_text)
-    mapped = address.version == 4 and ":" in address_text  # an IPv4-mapped IPv6 prefix
-    top = 32 if address.version == 4 and not mapped else 128
-    if not slash:
-        return ipaddress.ip_network(f"{address}/{32 if address.version == 4 else 128}")
-    if not length_text.isdigit() or not 0 <= int(length_text) <= top:
-        raise ValueError(f"{text!r}: prefix length must be an integer in [0, {top}]")
-    length = int(length_text)
-    if mapped:
-        if length < _V4_MAPPED_PREFIX:
-            raise ValueError(f"{text!r}: an IPv4-mapped prefix must be at least /96")
-        length -= _V4_MAPPED_PREFIX
-    return ipaddress.ip_network(f"{address}/{length}", strict=False)
-
-
 def source_key(ip: str, ipv4_prefix: int = 32, ipv6_prefix: int = 64) -> str:
     """The per-source key: the address masked to the prefix for its family.
 
@@ -178,7 +159,7 @@ def _wire(address: IPAddress) -> bytes:
     return address.packed
 
 
-def _wire_network(network: ipaddress.IPv4Network | ipaddress.IPv6Network) -> tuple[bytes, int]:
+def _wire_network(network: Network) -> tuple[bytes, int]:
     offset = _V4_MAPPED_PREFIX if network.version == 4 else 0
     return _wire(network.network_address), network.prefixlen + offset
 
@@ -195,23 +176,29 @@ class EndpointFilter:
         self.config = config
         self._where = where
         self._lock = threading.Lock()
-        self._blocklist: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
+        self._blocklist: tuple[Network, ...] = ()
         self._owners: dict[int, IPAddress] = {}
         self._closed = False
 
-    def set_blocklist(self, entries: Iterable[str]) -> None:
-        """Replace the blocklist: 'a.b.c.d', 'a.b.c.0/24', '2001:db8::/64', '[::1]'.
+    def set_blocklist(self, entries: Iterable[str | Network]) -> None:
+        """Replace the blocklist: 'a.b.c.d', 'a.b.c.0/24', '2001:db8::/64', '[::1]' or
+        ``ipaddress`` networks; the syntax of :func:`aeron_py.blocklist.parse_network`
+        (IPv4-mapped IPv6 is IPv4; host bits must be zero).
 
         All entries are checked first: a bad one raises ValueError naming it (and its index)
         and leaves the current blocklist in force.
         """
         if isinstance(entries, str):
             raise TypeError("set_blocklist takes an iterable of entries, not one str")
-        networks = []
+        networks: list[Network] = []
         for index, entry in enumerate(entries):
+            if isinstance(entry, (ipaddress.IPv4Network, ipaddress.IPv6Network)):
+                entry = str(entry)
+            if not isinstance(entry, str):
+                raise ValueError(f"blocklist entry {index} {entry!r}: not a str or an ipaddress network")
             try:
                 networks.append(parse_network(entry))
-            except (ValueError, TypeError) as exc:
+            except ValueError as exc:
                 raise ValueError(f"blocklist entry {index} {entry!r}: {exc}") from None
         with self._lock:
             self._check_open()

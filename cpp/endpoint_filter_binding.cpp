@@ -22,8 +22,11 @@ EndpointFilterHandle::~EndpointFilterHandle() {
 
 void EndpointFilterHandle::install(aeron_driver_context_t *context) {
     if (phase != Phase::created) throw AeronCallError("this endpoint filter belongs to a driver already", EINVAL);
-    if (aeron_py_endpoint_filter_install(filter, context) < 0)
-        throw AeronCallError(std::string("aeron_py_endpoint_filter_install: ") + std::strerror(errno), errno);
+    if (aeron_py_endpoint_filter_install(filter, context) < 0) {
+        const int error = errno;
+        if (error == EMFILE) throw AeronCallError("aeron_py_endpoint_filter_install: more than 64 filtered drivers in one process", error);
+        throw AeronCallError(std::string("aeron_py_endpoint_filter_install: ") + std::strerror(error), error);
+    }
     phase = Phase::installed;
 }
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from aeron_py.endpoint_filter import EndpointFilterConfig, parse_network, source_key
+from aeron_py.endpoint_filter import EndpointFilterConfig, source_key
 
 
 @pytest.mark.parametrize("ip, v4, v6, key", [
@@ -23,23 +23,6 @@ def test_source_key_matches_the_echo_per_ip_rule():
 
     for ip in ("198.51.100.3", "::ffff:198.51.100.3", "2001:db8:aa:bb::1"):
         assert source_key(ip) == address_key(ip)
-
-
-@pytest.mark.parametrize("entry, network", [
-    ("10.1.2.3", "10.1.2.3/32"),
-    ("10.1.2.3/8", "10.0.0.0/8"),
-    (" 2001:db8::1/64 ", "2001:db8::/64"),
-    ("[::1]", "::1/128"),
-    ("::ffff:10.0.0.0/104", "10.0.0.0/8"),
-])
-def test_parse_network(entry, network):
-    assert str(parse_network(entry)) == network
-
-
-@pytest.mark.parametrize("entry", ["", "10.0.0.0/33", "10.0.0.0/-1", "x", "::ffff:10.0.0.0/90", "10.0.0.0/8/8"])
-def test_parse_network_refuses(entry):
-    with pytest.raises(ValueError):
-        parse_network(entry)
 
 
 def test_config_defaults_are_permissive():

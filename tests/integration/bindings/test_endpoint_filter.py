@@ -2,6 +2,7 @@
 bound to 127.0.0.x, real publications from other addresses, the real C driver."""
 from __future__ import annotations
 
+import ipaddress
 import os
 import socket
 import struct
@@ -112,7 +113,7 @@ def test_blocklisted_source_is_dropped_and_unblocked_after_replacement():
     port = free_udp_port()
     with filtered(EndpointFilterConfig()) as (driver, aeron):
         filt = driver.endpoint_filter
-        filt.set_blocklist(["127.0.0.3", "127.0.1.0/24", "2001:db8::/64"])
+        filt.set_blocklist(["127.0.0.3", ipaddress.ip_network("127.0.1.0/24"), "::ffff:127.0.2.0/120", "2001:db8::/64"])
         sub = aeron.add_subscription(f"aeron:udp?endpoint=127.0.0.1:{port}", STREAM)
         blocked = publication_from(aeron, "127.0.0.3", port)
         allowed = publication_from(aeron, "127.0.0.2", port)
@@ -122,6 +123,7 @@ def test_blocklisted_source_is_dropped_and_unblocked_after_replacement():
         wait_until(lambda: filt.counters()["blocklist"] >= 2, 10, "blocked SETUPs counted")
         assert not blocked.is_connected and sub.image_count == 1
         assert [i.source_address[0] for i in sub.images()] == ["127.0.0.2"]
+        assert filt.blocklist == ("127.0.0.3/32", "127.0.1.0/24", "127.0.2.0/24", "2001:db8::/64")
 
         filt.set_blocklist([])
         wait_until(lambda: blocked.is_connected and sub.image_count == 2, 10, "the unblocked publication")
@@ -230,7 +232,8 @@ def test_bad_entries_raise_value_error_naming_the_entry():
         filt = driver.endpoint_filter
         filt.set_blocklist(["192.0.2.1"])
         for bad, fragment in ((["10.0.0.1", "not-an-ip"], "1 'not-an-ip'"), (["10.0.0.0/33"], "10.0.0.0/33"),
-                              (["2001:db8::/129"], "2001:db8::/129"), (["10.0.0.0/x"], "10.0.0.0/x")):
+                              (["2001:db8::/129"], "2001:db8::/129"), (["10.0.0.0/x"], "10.0.0.0/x"),
+                              (["10.0.0.1/8"], "host bits"), ([None], "0 None")):
             with pytest.raises(ValueError, match=fragment):
                 filt.set_blocklist(bad)
         with pytest.raises(TypeError):
@@ -246,6 +249,13 @@ def test_bad_entries_raise_value_error_naming_the_entry():
             EndpointFilterConfig(**bad)
     with pytest.raises(TypeError, match="endpoint_filter"):
         MediaDriver(endpoint_filter={"max_setup_term_length": 1})  # type: ignore[arg-type]
+
+
+def test_stream_session_limit_is_passed_to_the_driver():
+    with MediaDriver(endpoint_filter=EndpointFilterConfig(stream_session_limit=4)) as driver:
+        assert driver.options["stream_session_limit"] == 4
+    with pytest.raises(TypeError, match="stream_session_limit"):
+        MediaDriver(endpoint_filter=EndpointFilterConfig(stream_session_limit=4), stream_session_limit=8)
 
 
 def test_use_after_close_raises_and_unfiltered_driver_says_so():
