@@ -205,14 +205,15 @@ def test_intruder_on_an_owned_port_never_disturbs_the_owner():
         assert filt.port_owners == {}
 
 
-def test_table_replacement_while_traffic_flows():
+@pytest.mark.parametrize("threading_mode", ["SHARED", "DEDICATED"])  # DEDICATED: sender and receiver threads
+def test_table_replacement_while_traffic_flows(threading_mode):
     port = free_udp_port()
-    with filtered(EndpointFilterConfig()) as (driver, aeron):
+    with filtered(EndpointFilterConfig(), threading_mode=threading_mode) as (driver, aeron):
         filt = driver.endpoint_filter
         sub = aeron.add_subscription(f"aeron:udp?endpoint=127.0.0.1:{port}", STREAM)
         pub = publication_from(aeron, "127.0.0.2", port)
         wait_until(lambda: pub.is_connected and sub.image_count == 1, 10, "connect")
-        noise = [f"10.{i // 250}.{i % 250}.0/24" for i in range(2000)]
+        noise = [f"10.{i // 250}.{i % 250}.0/24" for i in range(800)]
         got: list[bytes] = []
         with raw_socket("127.0.0.3") as hostile:
             for i in range(200):
