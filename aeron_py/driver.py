@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import _aeron
+from .endpoint_filter import EndpointFilter, EndpointFilterConfig
 from .errors import AeronError
 
 if TYPE_CHECKING:
@@ -62,11 +63,18 @@ class MediaDriver:
     ``idle_strategy`` (default ``"backoff"``) sets every agent's idle strategy.
 
     In ``ThreadingMode.INVOKER`` the driver has no threads: call :meth:`do_work`.
+
+    ``endpoint_filter`` (see :mod:`aeron_py.endpoint_filter`): the C interceptor that drops
+    hostile datagrams before the driver acts on them. Installed by default with no limits
+    (blocklist and port owners empty), so :attr:`endpoint_filter` can be tightened at run
+    time and its drop counters are always in the CnC file; ``None`` leaves it out.
     """
 
     def __init__(self, dir: str | os.PathLike[str] | None = None, *,
                  threading_mode: ThreadingMode | str = ThreadingMode.SHARED,
-                 idle_strategy: str | None = "backoff", **options: Any) -> None:
+                 idle_strategy: str | None = "backoff",
+                 endpoint_filter: EndpointFilterConfig | None = EndpointFilterConfig(),
+                 **options: Any) -> None:
         unknown = sorted(set(options) - set(OPTIONS))
         if unknown:
             raise TypeError(
@@ -89,6 +97,13 @@ class MediaDriver:
             settings.update({f"{agent}_idle_strategy": idle_strategy for agent in _IDLE_AGENTS})
         if self._owns_dir:
             settings.update(dir_delete_on_start=True, dir_delete_on_shutdown=True)
+        if endpoint_filter is not None and not isinstance(endpoint_filter, EndpointFilterConfig):
+            raise TypeError(f"MediaDriver: endpoint_filter must be an EndpointFilterConfig or None, "
+                            f"got {type(endpoint_filter).__name__}")
+        if endpoint_filter is not None and endpoint_filter.stream_session_limit is not None:
+            if "stream_session_limit" in options:
+                raise TypeError("MediaDriver: stream_session_limit given both as an option and in endpoint_filter")
+            settings["stream_session_limit"] = endpoint_filter.stream_session_limit
         settings.update(options)
 
         context = _aeron.DriverContext()
@@ -100,8 +115,11 @@ class MediaDriver:
             except TypeError as exc:
                 raise TypeError(f"MediaDriver: bad value {value!r} for option {name}: {exc}") from None
         self.options: dict[str, Any] = dict(settings)
+        native_filter = endpoint_filter._native() if endpoint_filter is not None else None
         self._driver: _aeron.Driver | None = _aeron.Driver(
-            context, manual_main_loop=self.threading_mode is ThreadingMode.INVOKER)
+            context, manual_main_loop=self.threading_mode is ThreadingMode.INVOKER, endpoint_filter=native_filter)
+        self._endpoint_filter = (EndpointFilter(native_filter, endpoint_filter, f"the media driver in {self._dir}")
+                                 if native_filter is not None and endpoint_filter is not None else None)
         _live.add(self)
         logger.debug("media driver started in %s (%s)", self._dir, self.threading_mode.name)
 
@@ -109,6 +127,14 @@ class MediaDriver:
     def dir(self) -> str:
         """The driver's directory (where the CnC file and log buffers live)."""
         return self._dir
+
+    @property
+    def endpoint_filter(self) -> EndpointFilter:
+        """The driver's :class:`~aeron_py.endpoint_filter.EndpointFilter` (blocklist, port owners,
+        drop counters). Raises AeronError when the driver was made with ``endpoint_filter=None``."""
+        if self._endpoint_filter is None:
+            raise AeronError(f"the media driver in {self._dir} has no endpoint filter (endpoint_filter=None)")
+        return self._endpoint_filter
 
     @property
     def is_closed(self) -> bool:
@@ -134,6 +160,8 @@ class MediaDriver:
         if driver is None:
             return
         _live.discard(self)
+        if self._endpoint_filter is not None:
+            self._endpoint_filter._close()
         driver.close()
         logger.debug("media driver in %s closed", self._dir)
 

@@ -1,6 +1,7 @@
 // The embedded C media driver: aeron_driver_context_t (setters named after
 // aeron_driver_context_set_*) and aeron_driver_t (init, start, do_work, close).
 #include "common.hpp"
+#include "endpoint_filter_binding.hpp"
 
 extern "C" {
 #include "aeronmd.h"
@@ -13,6 +14,7 @@ namespace {
 struct DriverContext {
     aeron_driver_context_t *context = nullptr;
     bool in_use = false;  // owned by a started driver from then on
+    bool closed = false;  // its driver closed it: `context` is gone
 
     DriverContext() {
         if (aeron_driver_context_init(&context) < 0) throw_aeron_error("aeron_driver_context_init");
@@ -24,20 +26,41 @@ struct DriverContext {
         if (in_use) throw AeronCallError("this driver context belongs to a driver already", EINVAL);
         return context;
     }
+    // For getters: the context may be read while its driver runs, never after it closed.
+    aeron_driver_context_t *readable() const {
+        if (closed) throw AeronCallError("this driver context was closed with its driver", EPIPE);
+        return context;
+    }
 };
 
 class Driver {
 public:
-    Driver(DriverContext &context, bool manual_main_loop) {
+    Driver(DriverContext &context, bool manual_main_loop, py::handle endpoint_filter) {
         aeron_driver_context_t *ctx = context.check();
+        filter_ = endpoint_filter_handle(endpoint_filter);
+        if (filter_) filter_->install(ctx);
         int rc;
         {
             py::gil_scoped_release release;
             rc = aeron_driver_init(&driver_, ctx);
         }
-        if (rc < 0) throw_aeron_error("aeron_driver_init");
+        if (rc < 0) {
+            AeronCallError error(std::string("aeron_driver_init: ") + aeron_errmsg(), aeron_errcode());
+            if (filter_) filter_->detach();  // the context keeps (and frees) the inert bindings
+            filter_.reset();
+            throw error;
+        }
         context.in_use = true;
         context_ = ctx;
+        owner_ = &context;
+        if (filter_) {
+            try {
+                filter_->attach_counters(ctx);
+            } catch (...) {
+                close();
+                throw;
+            }
+        }
         {
             py::gil_scoped_release release;
             rc = aeron_driver_start(driver_, manual_main_loop);
@@ -67,11 +90,22 @@ public:
     void close() {
         if (closed_) return;
         closed_ = true;
-        py::gil_scoped_release release;
-        if (driver_ != nullptr) aeron_driver_close(driver_);
-        if (context_ != nullptr) aeron_driver_context_close(context_);
+        if (owner_ != nullptr) {  // kept alive by keep_alive<1, 2>; its getters must not read freed memory
+            owner_->closed = true;
+            owner_->context = nullptr;
+            owner_ = nullptr;
+        }
+        if (filter_) filter_->begin_close();
+        {
+            py::gil_scoped_release release;
+            if (driver_ != nullptr) aeron_driver_close(driver_);
+            // Agents have stopped; the counters still live in the CnC map until the context closes.
+            if (filter_) filter_->detach();
+            if (context_ != nullptr) aeron_driver_context_close(context_);
+        }
         driver_ = nullptr;
         context_ = nullptr;
+        filter_.reset();
     }
 
     bool closed() const { return closed_; }
@@ -83,6 +117,8 @@ private:
 
     aeron_driver_t *driver_ = nullptr;
     aeron_driver_context_t *context_ = nullptr;
+    DriverContext *owner_ = nullptr;
+    std::shared_ptr<EndpointFilterHandle> filter_;
     bool closed_ = false;
 };
 
@@ -105,14 +141,15 @@ private:
         },                                                                                        \
         py::arg("value"), "aeron_driver_context_set_" #name)
 #define AERON_PY_GETTER(name) \
-    cls.def("get_" #name, [](DriverContext &c) { return aeron_driver_context_get_##name(c.context); }, \
+    cls.def("get_" #name, [](DriverContext &c) { return aeron_driver_context_get_##name(c.readable()); }, \
             "aeron_driver_context_get_" #name)
 
 void init_driver(py::module_ &m) {
+    init_endpoint_filter(m);
     py::class_<DriverContext> cls(m, "DriverContext", "aeron_driver_context_t (aeron_driver_context_init).");
     cls.def(py::init<>());
     AERON_PY_STRING_SETTER(dir);
-    cls.def("get_dir", [](DriverContext &c) { return std::string(aeron_driver_context_get_dir(c.context)); },
+    cls.def("get_dir", [](DriverContext &c) { return std::string(aeron_driver_context_get_dir(c.readable())); },
             "aeron_driver_context_get_dir");
     cls.def(
         "set_threading_mode",
@@ -122,7 +159,7 @@ void init_driver(py::module_ &m) {
         },
         py::arg("value"), "aeron_driver_context_set_threading_mode");
     cls.def("get_threading_mode",
-            [](DriverContext &c) { return static_cast<int>(aeron_driver_context_get_threading_mode(c.context)); });
+            [](DriverContext &c) { return static_cast<int>(aeron_driver_context_get_threading_mode(c.readable())); });
     AERON_PY_SETTER(dir_delete_on_start, bool);
     AERON_PY_SETTER(dir_delete_on_shutdown, bool);
     AERON_PY_SETTER(term_buffer_length, size_t);
@@ -177,8 +214,10 @@ void init_driver(py::module_ &m) {
     AERON_PY_GETTER(dir_delete_on_shutdown);
 
     py::class_<Driver>(m, "Driver", "aeron_driver_t (aeron_driver_init + aeron_driver_start).")
-        .def(py::init<DriverContext &, bool>(), py::arg("context"), py::arg("manual_main_loop") = false,
-             py::keep_alive<1, 2>())
+        .def(py::init<DriverContext &, bool, py::handle>(), py::arg("context"), py::arg("manual_main_loop") = false,
+             py::arg("endpoint_filter") = py::none(), py::keep_alive<1, 2>(),
+             "endpoint_filter: an EndpointFilter installed on the context before aeron_driver_init, its counters "
+             "allocated before aeron_driver_start.")
         .def("do_work", &Driver::do_work, "aeron_driver_main_do_work (INVOKER threading mode).")
         .def("idle", &Driver::idle, py::arg("work_count"), "aeron_driver_main_idle_strategy (releases the GIL).")
         .def("close", &Driver::close, "aeron_driver_close + aeron_driver_context_close; idempotent.")

@@ -1,0 +1,283 @@
+"""Endpoint-level filtering inside the embedded media driver.
+
+A receive-side UDP channel interceptor written in C (``cpp/endpoint_filter.c``) runs on the
+driver's receiver and sender agents for every datagram, *before* the driver acts on it, and
+drops:
+
+* every datagram from a blocklisted address or prefix (:meth:`EndpointFilter.set_blocklist`);
+* datagrams to an owned local UDP port from anyone but its owner
+  (:meth:`EndpointFilter.set_port_owner`);
+* SETUP frames whose term length exceeds ``max_setup_term_length`` (no image, no log file);
+* SETUPs of *new* sessions beyond a per-source token bucket (``setup_rate`` per second,
+  ``setup_burst``), beyond ``max_images_per_source`` concurrent images per source and
+  beyond ``max_images_total`` in total. Images on owned ports are exempt (only their owner
+  can reach them); a SETUP admitted but not yet an image counts as one for
+  ``pending_timeout`` seconds.
+
+A *source* is an address masked to ``ipv4_prefix`` / ``ipv6_prefix`` bits (IPv4-mapped IPv6
+is IPv4): :func:`source_key` is the one definition of that rule; the C side is only handed
+the prefix lengths.
+
+Each drop reason has a counter in the driver's CnC file (type id
+``_aeron.ENDPOINT_FILTER_COUNTER_TYPE_ID``, label ``aeron_py filter dropped: <reason>``), so
+``python -m aeron_py.stat`` and anything else reading CnC counters shows them.
+
+The rule table is immutable in C; every change here builds a new one and publishes it with
+an atomic pointer swap. Agents never take the GIL or a lock: each announces the table it
+reads in a hazard slot, and the old table is freed once no slot names it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+import logging
+import math
+import threading
+from collections.abc import Iterable, Mapping
+from typing import Union
+
+from . import _aeron
+from .blocklist import Network, parse_network
+from .errors import AeronError
+
+logger = logging.getLogger(__name__)
+
+IPAddress = Union[ipaddress.IPv4Address, ipaddress.IPv6Address]
+
+#: Drop reasons, in the C enum's order (``aeron_py_filter_reason_t``).
+REASONS: tuple[str, ...] = ("blocklist", "port_owner", "setup_term_length", "setup_rate", "source_images",
+                            "total_images", "source_table_full")
+
+_V4_MAPPED_PREFIX = 96
+
+
+def _positive_or_none(name: str, value: float | None, kind: type) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float) if kind is float else int):
+        raise TypeError(f"EndpointFilterConfig.{name} must be {kind.__name__} or None, got {value!r}")
+    if not (value > 0 and math.isfinite(value)):
+        raise ValueError(f"EndpointFilterConfig.{name} must be > 0 (or None for no limit), got {value!r}")
+
+
+@dataclasses.dataclass(frozen=True)
+class EndpointFilterConfig:
+    """Limits of the driver's endpoint filter; ``None`` means no limit (the default for all).
+
+    ``max_setup_term_length``: largest term length (bytes) a SETUP may announce.
+    ``setup_rate`` / ``setup_burst``: new sessions per second per source, bucket size
+    (default ``max(1, setup_rate)``).
+    ``max_images_per_source`` / ``max_images_total``: concurrent images (plus admitted SETUPs
+    awaiting their image) on ports without an owner.
+    ``ipv4_prefix`` / ``ipv6_prefix``: what a source is (see :func:`source_key`).
+    ``max_sources``: sources tracked at once; a new source beyond it is refused
+    (``source_table_full``) until idle ones can be forgotten.
+    ``max_pending`` / ``pending_timeout``: admitted SETUPs tracked while their image is made.
+    ``stream_session_limit``: also set the driver's own per-stream session cap
+    (``aeron_driver_context_set_stream_session_limit``), a backstop behind the filter.
+    """
+
+    max_setup_term_length: int | None = None
+    setup_rate: float | None = None
+    setup_burst: float | None = None
+    max_images_per_source: int | None = None
+    max_images_total: int | None = None
+    ipv4_prefix: int = 32
+    ipv6_prefix: int = 64
+    max_sources: int = 16384
+    max_pending: int = 1024
+    pending_timeout: float = 2.0
+    stream_session_limit: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("max_setup_term_length", "max_images_per_source", "max_images_total", "stream_session_limit"):
+            _positive_or_none(name, getattr(self, name), int)
+        for name in ("setup_rate", "setup_burst", "pending_timeout"):
+            _positive_or_none(name, getattr(self, name), float)
+        if self.setup_burst is not None and self.setup_burst < 1:
+            raise ValueError(f"EndpointFilterConfig.setup_burst must be >= 1, got {self.setup_burst!r}")
+        if self.max_setup_term_length is not None and self.max_setup_term_length > 2**31 - 1:
+            raise ValueError(f"EndpointFilterConfig.max_setup_term_length must fit an int32, got {self.max_setup_term_length}")
+        for name, top in (("ipv4_prefix", 32), ("ipv6_prefix", 128)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= top:
+                raise ValueError(f"EndpointFilterConfig.{name} must be an int in [0, {top}], got {value!r}")
+        for name in ("max_sources", "max_pending"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= 2**24:
+                raise ValueError(f"EndpointFilterConfig.{name} must be an int in [1, {2**24}], got {value!r}")
+        if self.pending_timeout is None:
+            raise ValueError("EndpointFilterConfig.pending_timeout must be > 0")
+
+    def _native(self) -> "_aeron.EndpointFilter":
+        burst = self.setup_burst if self.setup_burst is not None else max(1.0, float(self.setup_rate or 0.0))
+        return _aeron.EndpointFilter(
+            max_setup_term_length=self.max_setup_term_length or 0,
+            setup_rate=float(self.setup_rate or 0.0),
+            setup_burst=float(burst),
+            max_images_per_source=self.max_images_per_source or 0,
+            max_images_total=self.max_images_total or 0,
+            ipv4_prefix=self.ipv4_prefix,
+            ipv6_prefix=self.ipv6_prefix,
+            max_sources=self.max_sources,
+            max_pending=self.max_pending,
+            pending_timeout_ns=int(self.pending_timeout * 1e9),
+        )
+
+
+def parse_address(text: str) -> IPAddress:
+    """An IP literal (IPv6 may be bracketed); IPv4-mapped IPv6 becomes the IPv4 it carries."""
+    if not isinstance(text, str):
+        raise TypeError(f"an IP address must be a str, got {type(text).__name__}")
+    body = text[1:-1] if text.startswith("[") and text.endswith("]") else text
+    try:
+        address = ipaddress.ip_address(body)
+    except ValueError:
+        raise ValueError(f"{text!r} is not an IP address") from None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
+def source_key(ip: str, ipv4_prefix: int = 32, ipv6_prefix: int = 64) -> str:
+    """The per-source key: the address masked to the prefix for its family.
+
+    IPv4 at /32 is the address itself (``'192.0.2.7'``); anything else is written as a network
+    (``'2001:db8:1:2::/64'``, ``'192.0.2.0/24'``). The C filter applies the same rule.
+    """
+    address = parse_address(ip)
+    prefix = ipv4_prefix if address.version == 4 else ipv6_prefix
+    if address.version == 4 and prefix == 32:
+        return str(address)
+    return str(ipaddress.ip_network(f"{address}/{prefix}", strict=False))
+
+
+def _wire(address: IPAddress) -> bytes:
+    """16 bytes as the C filter sees addresses (IPv4 as ::ffff:a.b.c.d)."""
+    if address.version == 4:
+        return b"\x00" * 10 + b"\xff\xff" + address.packed
+    return address.packed
+
+
+def _wire_network(network: Network) -> tuple[bytes, int]:
+    offset = _V4_MAPPED_PREFIX if network.version == 4 else 0
+    return _wire(network.network_address), network.prefixlen + offset
+
+
+class EndpointFilter:
+    """The filter of one running :class:`~aeron_py.driver.MediaDriver` (``driver.endpoint_filter``).
+
+    Thread-safe; every change replaces the C rule table atomically. After the driver closed,
+    every method raises :class:`~aeron_py.errors.AeronError`.
+    """
+
+    def __init__(self, native: "_aeron.EndpointFilter", config: EndpointFilterConfig, where: str) -> None:
+        self._native = native
+        self.config = config
+        self._where = where
+        self._lock = threading.Lock()
+        self._blocklist: tuple[Network, ...] = ()
+        self._owners: dict[int, IPAddress] = {}
+        self._closed = False
+
+    def set_blocklist(self, entries: Iterable[str | Network]) -> None:
+        """Replace the blocklist: 'a.b.c.d', 'a.b.c.0/24', '2001:db8::/64', '[::1]' or
+        ``ipaddress`` networks; the syntax of :func:`aeron_py.blocklist.parse_network`
+        (IPv4-mapped IPv6 is IPv4; host bits must be zero).
+
+        All entries are checked first: a bad one raises ValueError naming it (and its index)
+        and leaves the current blocklist in force.
+        """
+        if isinstance(entries, str):
+            raise TypeError("set_blocklist takes an iterable of entries, not one str")
+        networks: list[Network] = []
+        for index, entry in enumerate(entries):
+            if isinstance(entry, (ipaddress.IPv4Network, ipaddress.IPv6Network)):
+                entry = str(entry)
+            if not isinstance(entry, str):
+                raise ValueError(f"blocklist entry {index} {entry!r}: not a str or an ipaddress network")
+            try:
+                networks.append(parse_network(entry))
+            except ValueError as exc:
+                raise ValueError(f"blocklist entry {index} {entry!r}: {exc}") from None
+        with self._lock:
+            self._check_open()
+            self._blocklist = tuple(dict.fromkeys(networks))
+            self._publish()
+        logger.info("endpoint filter of %s: blocklist now %d entries", self._where, len(self._blocklist))
+
+    def set_port_owner(self, port: int, address: str | None) -> None:
+        """Only ``address`` may send to local UDP ``port`` (``None`` removes the owner)."""
+        if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+            raise ValueError(f"set_port_owner: port must be an int in [1, 65535], got {port!r}")
+        owner = None
+        if address is not None:
+            try:
+                owner = parse_address(address)
+            except (ValueError, TypeError) as exc:
+                raise ValueError(f"set_port_owner({port}, {address!r}): {exc}") from None
+        with self._lock:
+            self._check_open()
+            if owner is None:
+                if self._owners.pop(port, None) is None:
+                    return
+            else:
+                self._owners[port] = owner
+            self._publish()
+
+    def set_port_owners(self, owners: Mapping[int, str]) -> None:
+        """Replace every port owner at once (one table publication)."""
+        parsed: dict[int, IPAddress] = {}
+        for port, address in owners.items():
+            if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+                raise ValueError(f"set_port_owners: port must be an int in [1, 65535], got {port!r}")
+            try:
+                parsed[port] = parse_address(address)
+            except (ValueError, TypeError) as exc:
+                raise ValueError(f"set_port_owners: port {port} owner {address!r}: {exc}") from None
+        with self._lock:
+            self._check_open()
+            self._owners = parsed
+            self._publish()
+
+    @property
+    def blocklist(self) -> tuple[str, ...]:
+        """The blocklist in force, as normalised networks."""
+        return tuple(str(n) for n in self._blocklist)
+
+    @property
+    def port_owners(self) -> dict[int, str]:
+        """Owned local ports and their owner address."""
+        with self._lock:
+            return {port: str(address) for port, address in self._owners.items()}
+
+    def counters(self) -> dict[str, int]:
+        """Datagrams dropped so far, per reason (:data:`REASONS`)."""
+        with self._lock:
+            self._check_open()
+            dropped = self._native.dropped()
+        return {reason.replace(" ", "_"): value for reason, value in dropped.items()}
+
+    def counter_ids(self) -> dict[str, int]:
+        """The CnC counter id of each reason (for readers of the CnC file)."""
+        with self._lock:
+            self._check_open()
+            ids = self._native.counter_ids()
+        return {reason.replace(" ", "_"): value for reason, value in ids.items()}
+
+    def _publish(self) -> None:
+        blocklist = [_wire_network(n) for n in self._blocklist]
+        owners = [(port, _wire(address)) for port, address in sorted(self._owners.items())]
+        self._native.publish(blocklist, owners)
+
+    def _check_open(self) -> None:
+        if self._closed or self._native.phase != "running":
+            raise AeronError(f"the endpoint filter of {self._where} is gone: its media driver is closed")
+
+    def _close(self) -> None:
+        with self._lock:
+            self._closed = True
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else f"{len(self._blocklist)} blocked, {len(self._owners)} owned ports"
+        return f"<EndpointFilter of {self._where}: {state}>"

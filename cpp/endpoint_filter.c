@@ -1,0 +1,251 @@
+/* Endpoint filter: lifecycle, rule-table publication and drop counters (see endpoint_filter.h);
+ * the interceptor itself is in endpoint_filter_interceptor.c. */
+#if defined(__linux__)
+#define _GNU_SOURCE
+#endif
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "aeron_alloc.h"
+#include "aeron_driver_context.h"
+#include "concurrent/aeron_counters_manager.h"
+#include "media/aeron_udp_channel_transport_bindings.h"
+
+#include "endpoint_filter_internal.h"
+
+static const char *const reason_names[AERON_PY_FILTER_REASON_COUNT] = {
+    "blocklist", "port owner", "setup term length", "setup rate", "source images", "total images",
+    "source table full"
+};
+
+/* ---- which filter belongs to which driver context (init funcs only get the context) ---- */
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static aeron_py_endpoint_filter_t *registry[AERON_PY_FILTER_MAX_DRIVERS];
+
+aeron_py_endpoint_filter_t *aeron_py_filter_registry_find(const aeron_driver_context_t *context)
+{
+    aeron_py_endpoint_filter_t *found = NULL;
+    pthread_mutex_lock(&registry_lock);
+    for (int i = 0; i < AERON_PY_FILTER_MAX_DRIVERS && NULL == found; i++)
+    {
+        if (NULL != registry[i] && registry[i]->context == context)
+        {
+            found = registry[i];
+        }
+    }
+    pthread_mutex_unlock(&registry_lock);
+    return found;
+}
+
+static int registry_set(aeron_py_endpoint_filter_t *old_value, aeron_py_endpoint_filter_t *new_value)
+{
+    int result = -1;
+    pthread_mutex_lock(&registry_lock);
+    for (int i = 0; i < AERON_PY_FILTER_MAX_DRIVERS && result < 0; i++)
+    {
+        if (registry[i] == old_value)
+        {
+            registry[i] = new_value;
+            result = 0;
+        }
+    }
+    pthread_mutex_unlock(&registry_lock);
+    return result;
+}
+
+/* ---- lifecycle (the owning Python thread) ---- */
+
+aeron_py_endpoint_filter_t *aeron_py_endpoint_filter_create(const aeron_py_endpoint_filter_config_t *config)
+{
+    if (config->max_setup_term_length < 0 || config->max_images_per_source < 0 || config->max_images_total < 0 ||
+        config->ipv4_prefix < 0 || config->ipv4_prefix > 32 || config->ipv6_prefix < 0 || config->ipv6_prefix > 128 ||
+        config->max_sources <= 0 || config->max_pending <= 0 || config->pending_timeout_ns <= 0 ||
+        (config->setup_rate > 0 && config->setup_burst < 1.0))
+    {
+        errno = EINVAL;
+        return NULL;
+    }
+    aeron_py_endpoint_filter_t *filter = calloc(1, sizeof(aeron_py_endpoint_filter_t));
+    aeron_py_filter_table_t *table = aeron_py_filter_table_create(NULL, 0, NULL, 0);
+    if (NULL == filter || NULL == table)
+    {
+        free(filter);
+        aeron_py_filter_table_delete(table);
+        errno = ENOMEM;
+        return NULL;
+    }
+    filter->config = *config;
+    atomic_init(&filter->table, table);
+    for (int i = 0; i < AERON_PY_FILTER_MAX_AGENTS; i++)
+    {
+        atomic_init(&filter->hazards[i], NULL);
+    }
+    atomic_init(&filter->agent_count, 0);
+    pthread_mutex_init(&filter->publish_lock, NULL);
+    for (int i = 0; i < AERON_PY_FILTER_REASON_COUNT; i++)
+    {
+        filter->counters[i] = &filter->local_counters[i];
+        filter->counter_ids[i] = -1;
+    }
+    return filter;
+}
+
+int aeron_py_endpoint_filter_install(aeron_py_endpoint_filter_t *filter, aeron_driver_context_t *context)
+{
+    if (NULL != filter->context || NULL != aeron_py_filter_registry_find(context))
+    {
+        errno = EINVAL;
+        return -1;
+    }
+    aeron_udp_channel_interceptor_bindings_t *bindings = NULL;
+    if (aeron_alloc((void **)&bindings, sizeof(aeron_udp_channel_interceptor_bindings_t)) < 0)
+    {
+        errno = ENOMEM;
+        return -1;
+    }
+    filter->context = context;
+    if (registry_set(NULL, filter) < 0)
+    {
+        filter->context = NULL;
+        aeron_free(bindings);
+        errno = EMFILE;
+        return -1;
+    }
+    aeron_py_filter_bindings_init(bindings);
+    bindings->meta_info.name = "aeron_py_endpoint_filter";
+    bindings->meta_info.type = "interceptor";
+    bindings->meta_info.next_interceptor_bindings = aeron_driver_context_get_udp_channel_incoming_interceptors(context);
+    bindings->meta_info.source_symbol = (void (*)(void))aeron_py_endpoint_filter_install;
+    aeron_driver_context_set_udp_channel_incoming_interceptors(context, bindings);
+    return 0;
+}
+
+int aeron_py_endpoint_filter_attach_counters(aeron_py_endpoint_filter_t *filter, aeron_driver_context_t *context)
+{
+    aeron_counters_manager_t *manager = context->counters_manager;
+    if (NULL == manager)
+    {
+        errno = EINVAL;
+        return -1;
+    }
+    for (int32_t reason = 0; reason < AERON_PY_FILTER_REASON_COUNT; reason++)
+    {
+        char label[96];
+        const int label_length = snprintf(label, sizeof(label), "aeron_py filter dropped: %s", reason_names[reason]);
+        const int32_t id = aeron_counters_manager_allocate(
+            manager, AERON_PY_FILTER_DROP_COUNTER_TYPE_ID, (const uint8_t *)&reason, sizeof(reason), label,
+            (size_t)label_length);
+        if (id < 0)
+        {
+            errno = ENOSPC;
+            return -1;
+        }
+        int64_t *address = aeron_counters_manager_addr(manager, id);
+        __atomic_store_n(address, filter->local_counters[reason], __ATOMIC_SEQ_CST);
+        filter->counter_ids[reason] = id;
+        filter->counters[reason] = address;
+    }
+    return 0;
+}
+
+void aeron_py_endpoint_filter_detach(aeron_py_endpoint_filter_t *filter)
+{
+    for (int i = 0; i < AERON_PY_FILTER_REASON_COUNT; i++)
+    {
+        if (filter->counters[i] != &filter->local_counters[i])
+        {
+            filter->local_counters[i] = __atomic_load_n(filter->counters[i], __ATOMIC_SEQ_CST);
+            filter->counters[i] = &filter->local_counters[i];
+        }
+        filter->counter_ids[i] = -1;
+    }
+    if (NULL != filter->context)
+    {
+        registry_set(filter, NULL);
+        filter->context = NULL;
+    }
+}
+
+int aeron_py_endpoint_filter_publish(
+    aeron_py_endpoint_filter_t *filter,
+    const aeron_py_filter_prefix_t *blocklist,
+    size_t blocklist_length,
+    const aeron_py_filter_port_owner_t *owners,
+    size_t owners_length)
+{
+    aeron_py_filter_table_t *table = aeron_py_filter_table_create(blocklist, blocklist_length, owners, owners_length);
+    if (NULL == table)
+    {
+        return -1;
+    }
+    pthread_mutex_lock(&filter->publish_lock);
+    aeron_py_filter_table_t *old = atomic_exchange(&filter->table, table);
+    const int64_t deadline_ns = aeron_py_filter_monotonic_ns() + AERON_PY_FILTER_RECLAIM_WAIT_NS;
+    bool named = true;
+    while (named)
+    {
+        named = false;
+        for (int i = 0; i < AERON_PY_FILTER_MAX_AGENTS; i++)
+        {
+            named = named || atomic_load(&filter->hazards[i]) == old;
+        }
+        if (named)
+        {
+            if (aeron_py_filter_monotonic_ns() > deadline_ns)
+            {
+                break;
+            }
+            const struct timespec pause = { 0, 20000 };
+            nanosleep(&pause, NULL);
+        }
+    }
+    if (named)
+    {
+        old->next_retired = filter->retired;
+        filter->retired = old;
+    }
+    else
+    {
+        aeron_py_filter_table_delete(old);
+    }
+    pthread_mutex_unlock(&filter->publish_lock);
+    return 0;
+}
+
+int64_t aeron_py_endpoint_filter_dropped(const aeron_py_endpoint_filter_t *filter, aeron_py_filter_reason_t reason)
+{
+    return __atomic_load_n(filter->counters[reason], __ATOMIC_SEQ_CST);
+}
+
+int32_t aeron_py_endpoint_filter_counter_id(const aeron_py_endpoint_filter_t *filter, aeron_py_filter_reason_t reason)
+{
+    return filter->counter_ids[reason];
+}
+
+const char *aeron_py_endpoint_filter_reason_name(aeron_py_filter_reason_t reason)
+{
+    return reason >= 0 && reason < AERON_PY_FILTER_REASON_COUNT ? reason_names[reason] : "unknown";
+}
+
+void aeron_py_endpoint_filter_delete(aeron_py_endpoint_filter_t *filter)
+{
+    if (NULL == filter)
+    {
+        return;
+    }
+    aeron_py_endpoint_filter_detach(filter);
+    aeron_py_filter_table_delete(atomic_load(&filter->table));
+    while (NULL != filter->retired)
+    {
+        aeron_py_filter_table_t *next = filter->retired->next_retired;
+        aeron_py_filter_table_delete(filter->retired);
+        filter->retired = next;
+    }
+    pthread_mutex_destroy(&filter->publish_lock);
+    free(filter);
+}

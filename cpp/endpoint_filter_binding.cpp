@@ -1,0 +1,166 @@
+// EndpointFilter: the C endpoint filter (endpoint_filter.h) for an embedded driver.
+// Addresses cross as 16-byte strings (IPv4 as ::ffff:a.b.c.d); parsing lives in Python.
+#include "endpoint_filter_binding.hpp"
+
+#include <cerrno>
+#include <cstring>
+
+namespace aeron_py {
+
+EndpointFilterHandle::EndpointFilterHandle(const aeron_py_endpoint_filter_config_t &config) {
+    filter = aeron_py_endpoint_filter_create(&config);
+    if (filter == nullptr) {
+        if (errno == EINVAL) throw py::value_error("aeron_py_endpoint_filter_create: invalid configuration");
+        throw std::bad_alloc();
+    }
+}
+
+EndpointFilterHandle::~EndpointFilterHandle() {
+    // Only reached once no driver can use it: the Driver holds a shared_ptr until detach.
+    aeron_py_endpoint_filter_delete(filter);
+}
+
+void EndpointFilterHandle::install(aeron_driver_context_t *context) {
+    if (phase != Phase::created) throw AeronCallError("this endpoint filter belongs to a driver already", EINVAL);
+    if (aeron_py_endpoint_filter_install(filter, context) < 0) {
+        const int error = errno;
+        if (error == EMFILE) throw AeronCallError("aeron_py_endpoint_filter_install: more than 64 filtered drivers in one process", error);
+        throw AeronCallError(std::string("aeron_py_endpoint_filter_install: ") + std::strerror(error), error);
+    }
+    phase = Phase::installed;
+}
+
+void EndpointFilterHandle::attach_counters(aeron_driver_context_t *context) {
+    if (aeron_py_endpoint_filter_attach_counters(filter, context) < 0)
+        throw AeronCallError("aeron_py_endpoint_filter_attach_counters: no room for counters in the CnC file", errno);
+    phase = Phase::running;
+}
+
+void EndpointFilterHandle::begin_close() noexcept {
+    if (phase == Phase::installed || phase == Phase::running) phase = Phase::closing;
+}
+
+void EndpointFilterHandle::detach() noexcept {
+    aeron_py_endpoint_filter_detach(filter);
+    phase = Phase::detached;
+}
+
+namespace {
+
+void copy_address(const py::bytes &value, uint8_t out[16], const char *what) {
+    const std::string text = value;
+    if (text.size() != 16) throw py::value_error(std::string(what) + ": an address must be 16 bytes");
+    std::memcpy(out, text.data(), 16);
+}
+
+class EndpointFilter {
+public:
+    EndpointFilter(int64_t max_setup_term_length, double setup_rate, double setup_burst, int32_t max_images_per_source,
+                   int32_t max_images_total, int32_t ipv4_prefix, int32_t ipv6_prefix, int32_t max_sources,
+                   int32_t max_pending, int64_t pending_timeout_ns) {
+        aeron_py_endpoint_filter_config_t config{};
+        config.max_setup_term_length = max_setup_term_length;
+        config.setup_rate = setup_rate;
+        config.setup_burst = setup_burst;
+        config.max_images_per_source = max_images_per_source;
+        config.max_images_total = max_images_total;
+        config.ipv4_prefix = ipv4_prefix;
+        config.ipv6_prefix = ipv6_prefix;
+        config.max_sources = max_sources;
+        config.max_pending = max_pending;
+        config.pending_timeout_ns = pending_timeout_ns;
+        handle = std::make_shared<EndpointFilterHandle>(config);
+    }
+
+    // blocklist: [(16-byte address, prefix length 0..128)]; owners: [(port, 16-byte address)].
+    void publish(const std::vector<std::pair<py::bytes, int>> &blocklist,
+                 const std::vector<std::pair<int, py::bytes>> &owners) {
+        check_readable();
+        std::vector<aeron_py_filter_prefix_t> prefixes(blocklist.size());
+        for (size_t i = 0; i < blocklist.size(); i++) {
+            copy_address(blocklist[i].first, prefixes[i].address, "blocklist");
+            if (blocklist[i].second < 0 || blocklist[i].second > 128)
+                throw py::value_error("blocklist: a prefix length must be in 0..128");
+            prefixes[i].prefix_length = blocklist[i].second;
+        }
+        std::vector<aeron_py_filter_port_owner_t> table(owners.size());
+        for (size_t i = 0; i < owners.size(); i++) {
+            if (owners[i].first < 0 || owners[i].first > 65535) throw py::value_error("port owners: a port must be in 0..65535");
+            table[i].port = static_cast<uint16_t>(owners[i].first);
+            copy_address(owners[i].second, table[i].address, "port owners");
+        }
+        int rc;
+        {
+            py::gil_scoped_release release;  // the publisher may wait (microseconds) for agents to leave the old table
+            rc = aeron_py_endpoint_filter_publish(filter(), prefixes.data(), prefixes.size(), table.data(), table.size());
+        }
+        if (rc < 0) throw std::bad_alloc();
+    }
+
+    py::dict dropped() const {
+        check_readable();
+        py::dict result;
+        for (int reason = 0; reason < AERON_PY_FILTER_REASON_COUNT; reason++) {
+            const auto r = static_cast<aeron_py_filter_reason_t>(reason);
+            result[py::str(aeron_py_endpoint_filter_reason_name(r))] = aeron_py_endpoint_filter_dropped(filter(), r);
+        }
+        return result;
+    }
+
+    py::dict counter_ids() const {
+        check_readable();
+        py::dict result;
+        for (int reason = 0; reason < AERON_PY_FILTER_REASON_COUNT; reason++) {
+            const auto r = static_cast<aeron_py_filter_reason_t>(reason);
+            result[py::str(aeron_py_endpoint_filter_reason_name(r))] = aeron_py_endpoint_filter_counter_id(filter(), r);
+        }
+        return result;
+    }
+
+    std::string phase() const {
+        switch (handle->phase) {
+            case EndpointFilterHandle::Phase::created: return "created";
+            case EndpointFilterHandle::Phase::installed: return "installed";
+            case EndpointFilterHandle::Phase::running: return "running";
+            case EndpointFilterHandle::Phase::closing: return "closing";
+            case EndpointFilterHandle::Phase::detached: return "detached";
+        }
+        return "unknown";
+    }
+
+    std::shared_ptr<EndpointFilterHandle> handle;
+
+private:
+    aeron_py_endpoint_filter_t *filter() const { return handle->filter; }
+
+    void check_readable() const {
+        if (handle->phase == EndpointFilterHandle::Phase::closing)
+            throw AeronCallError("the endpoint filter's media driver is closing", EPIPE);
+    }
+};
+
+}  // namespace
+
+std::shared_ptr<EndpointFilterHandle> endpoint_filter_handle(py::handle filter) {
+    if (filter.is_none()) return nullptr;
+    return filter.cast<EndpointFilter &>().handle;
+}
+
+void init_endpoint_filter(py::module_ &m) {
+    py::class_<EndpointFilter>(m, "EndpointFilter",
+                               "aeron_py_endpoint_filter_t: a receive-side UDP channel interceptor for the embedded driver.")
+        .def(py::init<int64_t, double, double, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int64_t>(),
+             py::arg("max_setup_term_length"), py::arg("setup_rate"), py::arg("setup_burst"),
+             py::arg("max_images_per_source"), py::arg("max_images_total"), py::arg("ipv4_prefix"),
+             py::arg("ipv6_prefix"), py::arg("max_sources"), py::arg("max_pending"), py::arg("pending_timeout_ns"),
+             "aeron_py_endpoint_filter_create (0 or less: no limit).")
+        .def("publish", &EndpointFilter::publish, py::arg("blocklist"), py::arg("owners"),
+             "aeron_py_endpoint_filter_publish: replace the rule table atomically (GIL released).")
+        .def("dropped", &EndpointFilter::dropped, "aeron_py_endpoint_filter_dropped for every reason.")
+        .def("counter_ids", &EndpointFilter::counter_ids,
+             "aeron_py_endpoint_filter_counter_id for every reason (-1: not in a CnC file).")
+        .def_property_readonly("phase", &EndpointFilter::phase);
+    m.attr("ENDPOINT_FILTER_COUNTER_TYPE_ID") = AERON_PY_FILTER_DROP_COUNTER_TYPE_ID;
+}
+
+}  // namespace aeron_py

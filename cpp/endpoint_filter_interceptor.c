@@ -1,0 +1,271 @@
+/* The endpoint filter's interceptor: runs on the driver's agents (see endpoint_filter.h). */
+#if defined(__linux__)
+#define _GNU_SOURCE
+#endif
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "aeron_driver_context.h"
+#include "aeron_publication_image.h"
+#include "media/aeron_udp_channel_transport.h"
+#include "media/aeron_udp_channel_transport_bindings.h"
+#include "protocol/aeron_udp_protocol.h"
+#include "util/aeron_error.h"
+
+#include "endpoint_filter_internal.h"
+
+/* One per driver agent that receives (receiver, sender, name resolver): its own thread. */
+typedef struct aeron_py_filter_agent_stct
+{
+    aeron_py_endpoint_filter_t *filter;
+    int slot;
+    bool admits;                                    /* the receiver: new-session admission */
+    aeron_py_admission_t admission;
+}
+aeron_py_filter_agent_t;
+
+/* ---- helpers on the agent threads ---- */
+
+int64_t aeron_py_filter_monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * INT64_C(1000000000) + ts.tv_nsec;
+}
+
+static bool to_address(const struct sockaddr_storage *addr, uint8_t address[16])
+{
+    if (AF_INET == addr->ss_family)
+    {
+        memset(address, 0, 10);
+        address[10] = 0xFF;
+        address[11] = 0xFF;
+        memcpy(address + 12, &((const struct sockaddr_in *)addr)->sin_addr, 4);
+        return true;
+    }
+    if (AF_INET6 == addr->ss_family)
+    {
+        memcpy(address, &((const struct sockaddr_in6 *)addr)->sin6_addr, 16);
+        return true;
+    }
+    return false;
+}
+
+/* The transport's bound port, cached in its interceptor slot (reset by transport init). */
+static uint16_t local_port(aeron_udp_channel_transport_t *transport)
+{
+    uintptr_t cached = (uintptr_t)transport->interceptor_clientds[AERON_PY_FILTER_CLIENTD_INDEX];
+    if (0 != cached)
+    {
+        return (uint16_t)(cached & 0xFFFF);
+    }
+    struct sockaddr_storage bound;
+    socklen_t bound_length = sizeof(bound);
+    uint16_t port = 0;
+    if (0 == getsockname(transport->fd, (struct sockaddr *)&bound, &bound_length))
+    {
+        port = AF_INET == bound.ss_family ?
+            ntohs(((struct sockaddr_in *)&bound)->sin_port) : ntohs(((struct sockaddr_in6 *)&bound)->sin6_port);
+    }
+    transport->interceptor_clientds[AERON_PY_FILTER_CLIENTD_INDEX] = (void *)(UINT64_C(0x10000) | port);
+    return port;
+}
+
+static aeron_py_filter_table_t *table_acquire(aeron_py_endpoint_filter_t *filter, int slot)
+{
+    aeron_py_filter_table_t *table;
+    do
+    {
+        table = atomic_load(&filter->table);
+        atomic_store(&filter->hazards[slot], table);
+    }
+    while (table != atomic_load(&filter->table));
+    return table;
+}
+
+static void table_release(aeron_py_endpoint_filter_t *filter, int slot)
+{
+    atomic_store(&filter->hazards[slot], NULL);
+}
+
+static void count_drop(aeron_py_endpoint_filter_t *filter, int reason)
+{
+    __atomic_fetch_add(filter->counters[reason], 1, __ATOMIC_SEQ_CST);
+}
+
+/* ---- the interceptor ---- */
+
+static void filter_incoming(
+    void *interceptor_state,
+    aeron_udp_channel_incoming_interceptor_t *delegate,
+    aeron_udp_channel_transport_t *transport,
+    void *receiver_clientd,
+    void *endpoint_clientd,
+    void *destination_clientd,
+    uint8_t *buffer,
+    size_t length,
+    struct sockaddr_storage *addr,
+    struct timespec *media_timestamp)
+{
+    aeron_py_filter_agent_t *agent = interceptor_state;
+    aeron_py_endpoint_filter_t *filter = agent->filter;
+    uint8_t address[16];
+    int reason = -1;
+
+    if (NULL != filter && to_address(addr, address))
+    {
+        bool port_known = false, owned = false;
+        uint16_t port = 0;
+        aeron_py_filter_table_t *table = table_acquire(filter, agent->slot);
+        if (aeron_py_filter_table_blocks(table, address))
+        {
+            reason = AERON_PY_FILTER_BLOCKLIST;
+        }
+        else if (aeron_py_filter_table_has_owners(table))
+        {
+            port = local_port(transport);
+            port_known = true;
+            const uint8_t *owner = aeron_py_filter_table_owner(table, port);
+            owned = NULL != owner;
+            if (owned && 0 != memcmp(owner, address, 16))
+            {
+                reason = AERON_PY_FILTER_PORT_OWNER;
+            }
+        }
+        table_release(filter, agent->slot);
+
+        if (reason < 0 && length >= sizeof(aeron_setup_header_t) &&
+            AERON_HDR_TYPE_SETUP == ((const aeron_frame_header_t *)buffer)->type)
+        {
+            aeron_setup_header_t setup;
+            memcpy(&setup, buffer, sizeof(setup));
+            if (filter->config.max_setup_term_length > 0 && setup.term_length > filter->config.max_setup_term_length)
+            {
+                reason = AERON_PY_FILTER_SETUP_TERM_LENGTH;
+            }
+            else if (agent->admits && !owned)
+            {
+                reason = aeron_py_admission_on_setup(
+                    &agent->admission,
+                    aeron_py_admission_key(&filter->config, address),
+                    setup.session_id,
+                    setup.stream_id,
+                    port_known ? port : local_port(transport),
+                    aeron_py_filter_monotonic_ns());
+            }
+        }
+    }
+
+    if (reason >= 0)
+    {
+        count_drop(filter, reason);
+        return;
+    }
+    delegate->incoming_func(
+        delegate->interceptor_state,
+        delegate->next_interceptor,
+        transport,
+        receiver_clientd,
+        endpoint_clientd,
+        destination_clientd,
+        buffer,
+        length,
+        addr,
+        media_timestamp);
+}
+
+static int filter_image_notification(
+    void *interceptor_state,
+    aeron_udp_channel_transport_t *transport,
+    aeron_publication_image_t *image,
+    aeron_udp_channel_interceptor_notification_type_t type)
+{
+    aeron_py_filter_agent_t *agent = interceptor_state;
+    if (NULL == agent->filter || !agent->admits)
+    {
+        return 0;
+    }
+    if (AERON_UDP_CHANNEL_INTERCEPTOR_REMOVE_NOTIFICATION == type)
+    {
+        aeron_py_admission_on_image_removed(&agent->admission, image);
+        return 0;
+    }
+    uint8_t address[16];
+    if (!to_address(&image->source_address, address))
+    {
+        return 0;
+    }
+    const uint16_t port = local_port(transport);
+    aeron_py_filter_table_t *table = table_acquire(agent->filter, agent->slot);
+    const bool owned = NULL != aeron_py_filter_table_owner(table, port);
+    table_release(agent->filter, agent->slot);
+    aeron_py_admission_on_image_added(
+        &agent->admission,
+        image,
+        aeron_py_admission_key(&agent->filter->config, address),
+        image->session_id,
+        image->stream_id,
+        port,
+        !owned,
+        aeron_py_filter_monotonic_ns());
+    return 0;
+}
+
+static int filter_agent_init(
+    void **interceptor_state, aeron_driver_context_t *context, aeron_udp_channel_transport_affinity_t affinity)
+{
+    aeron_py_filter_agent_t *agent = calloc(1, sizeof(aeron_py_filter_agent_t));
+    if (NULL == agent)
+    {
+        AERON_SET_ERR(ENOMEM, "%s", "aeron_py endpoint filter: no memory for an agent's state");
+        return -1;
+    }
+    agent->filter = aeron_py_filter_registry_find(context);  /* NULL: pass everything (not ours) */
+    if (NULL != agent->filter)
+    {
+        agent->slot = atomic_fetch_add(&agent->filter->agent_count, 1);
+        if (agent->slot >= AERON_PY_FILTER_MAX_AGENTS)
+        {
+            free(agent);
+            AERON_SET_ERR(EINVAL, "aeron_py endpoint filter: more than %d agents", AERON_PY_FILTER_MAX_AGENTS);
+            return -1;
+        }
+        agent->admits = AERON_UDP_CHANNEL_TRANSPORT_AFFINITY_RECEIVER == affinity &&
+            aeron_py_admission_enabled(&agent->filter->config);
+        if (agent->admits && aeron_py_admission_init(&agent->admission, &agent->filter->config) < 0)
+        {
+            free(agent);
+            AERON_SET_ERR(ENOMEM, "%s", "aeron_py endpoint filter: no memory for admission state");
+            return -1;
+        }
+    }
+    *interceptor_state = agent;
+    return 0;
+}
+
+static int filter_agent_close(void *interceptor_state)
+{
+    aeron_py_filter_agent_t *agent = interceptor_state;
+    if (NULL != agent)
+    {
+        if (agent->admits)
+        {
+            aeron_py_admission_close(&agent->admission);
+        }
+        free(agent);
+    }
+    return 0;
+}
+
+void aeron_py_filter_bindings_init(aeron_udp_channel_interceptor_bindings_t *bindings)
+{
+    bindings->incoming_init_func = filter_agent_init;
+    bindings->incoming_func = filter_incoming;
+    bindings->incoming_close_func = filter_agent_close;
+    bindings->incoming_image_notification_func = filter_image_notification;
+}

@@ -1,0 +1,44 @@
+/* Internals shared by the endpoint filter's lifecycle (endpoint_filter.c) and its
+ * interceptor (endpoint_filter_interceptor.c). Not part of the binding's interface. */
+#ifndef AERON_PY_ENDPOINT_FILTER_INTERNAL_H
+#define AERON_PY_ENDPOINT_FILTER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "endpoint_filter.h"
+#include "endpoint_filter_admission.h"
+#include "endpoint_filter_table.h"
+
+#define AERON_PY_FILTER_MAX_AGENTS (8)
+#define AERON_PY_FILTER_MAX_DRIVERS (64)
+#define AERON_PY_FILTER_CLIENTD_INDEX (0)   /* transport slot caching the local port */
+#define AERON_PY_FILTER_RECLAIM_WAIT_NS (INT64_C(1000000000))
+
+typedef struct aeron_udp_channel_interceptor_bindings_stct aeron_udp_channel_interceptor_bindings_t;
+
+struct aeron_py_endpoint_filter_stct
+{
+    aeron_py_endpoint_filter_config_t config;
+    _Atomic(aeron_py_filter_table_t *) table;
+    _Atomic(aeron_py_filter_table_t *) hazards[AERON_PY_FILTER_MAX_AGENTS];
+    atomic_int agent_count;
+    pthread_mutex_t publish_lock;
+    aeron_py_filter_table_t *retired;              /* tables still named by a hazard after the wait */
+    int64_t *counters[AERON_PY_FILTER_REASON_COUNT];
+    int32_t counter_ids[AERON_PY_FILTER_REASON_COUNT];
+    int64_t local_counters[AERON_PY_FILTER_REASON_COUNT];
+    aeron_driver_context_t *context;
+};
+
+/* The filter installed for `context`, or NULL. */
+aeron_py_endpoint_filter_t *aeron_py_filter_registry_find(const aeron_driver_context_t *context);
+
+int64_t aeron_py_filter_monotonic_ns(void);
+
+/* Fills the incoming-interceptor functions of `bindings` (the rest is the caller's). */
+void aeron_py_filter_bindings_init(aeron_udp_channel_interceptor_bindings_t *bindings);
+
+#endif
