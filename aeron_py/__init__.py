@@ -27,6 +27,7 @@ from .errors import (
     PublicationError,
 )
 from .client import Aeron, PendingAdd
+from .endpoint_filter import EndpointFilter, EndpointFilterConfig
 from .idle import (
     BackoffIdleStrategy,
     BusySpinIdleStrategy,
@@ -61,7 +62,7 @@ __all__ = [
     "ADMIN_ACTION", "BACK_PRESSURED", "CLOSED", "ERROR", "MAX_POSITION_EXCEEDED", "NOT_CONNECTED",
     "Action", "AdminActionError", "Aeron", "AeronError", "AeronTimeoutError", "BackPressuredError",
     "BackoffIdleStrategy", "BusySpinIdleStrategy", "ChannelUri", "ChannelUriError", "Claim",
-    "ClientClosedError", "Counter", "DriverStat", "ErrorEntry", "ExclusivePublication", "Header", "HeaderView",
+    "ClientClosedError", "Counter", "DriverStat", "EndpointFilter", "EndpointFilterConfig", "ErrorEntry", "ExclusivePublication", "Header", "HeaderView",
     "IdleStrategy", "Image", "ImageSnapshotError", "LossEntry", "MaxPositionExceededError", "MediaDriver",
     "NoOpIdleStrategy", "NotConnectedError", "OfferError", "PendingAdd", "Publication", "PublicationClosedError",
     "PublicationError", "SleepingIdleStrategy", "Subscription", "ThreadingMode", "YieldingIdleStrategy",

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from .addresses import parse_address
+
 __all__ = ["Blocklist", "BlocklistError", "Entry", "Network", "parse_network"]
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -195,11 +197,9 @@ class Blocklist:
         Raises ``ValueError`` if ``ip`` is not an address.
         """
         try:
-            address = ipaddress.ip_address(_plain(ip))
+            address = parse_address(_plain(ip))
         except ValueError:
             raise ValueError(f"not an IP address: {ip!r}") from None
-        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-            address = address.ipv4_mapped
         number = int(address)
         for (version, prefixlen), bucket in self._index.items():
             if version != address.version:

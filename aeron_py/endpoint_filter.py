@@ -15,7 +15,7 @@ drops:
   ``pending_timeout`` seconds.
 
 A *source* is an address masked to ``ipv4_prefix`` / ``ipv6_prefix`` bits (IPv4-mapped IPv6
-is IPv4): :func:`source_key` is the one definition of that rule; the C side is only handed
+is IPv4): :func:`aeron_py.addresses.client_key` is the one definition of that rule; the C side is only handed
 the prefix lengths.
 
 Each drop reason has a counter in the driver's CnC file (type id
@@ -37,12 +37,12 @@ from collections.abc import Iterable, Mapping
 from typing import Union
 
 from . import _aeron
+from .addresses import IPAddress, client_key, parse_address
 from .blocklist import Network, parse_network
 from .errors import AeronError
 
 logger = logging.getLogger(__name__)
 
-IPAddress = Union[ipaddress.IPv4Address, ipaddress.IPv6Address]
 
 #: Drop reasons, in the C enum's order (``aeron_py_filter_reason_t``).
 REASONS: tuple[str, ...] = ("blocklist", "port_owner", "setup_term_length", "setup_rate", "source_images",
@@ -69,7 +69,7 @@ class EndpointFilterConfig:
     (default ``max(1, setup_rate)``).
     ``max_images_per_source`` / ``max_images_total``: concurrent images (plus admitted SETUPs
     awaiting their image) on ports without an owner.
-    ``ipv4_prefix`` / ``ipv6_prefix``: what a source is (see :func:`source_key`).
+    ``ipv4_prefix`` / ``ipv6_prefix``: what a source is (see :func:`aeron_py.addresses.client_key`).
     ``max_sources``: sources tracked at once; a new source beyond it is refused
     (``source_table_full``) until idle ones can be forgotten.
     ``max_pending`` / ``pending_timeout``: admitted SETUPs tracked while their image is made.
@@ -123,33 +123,6 @@ class EndpointFilterConfig:
             max_pending=self.max_pending,
             pending_timeout_ns=int(self.pending_timeout * 1e9),
         )
-
-
-def parse_address(text: str) -> IPAddress:
-    """An IP literal (IPv6 may be bracketed); IPv4-mapped IPv6 becomes the IPv4 it carries."""
-    if not isinstance(text, str):
-        raise TypeError(f"an IP address must be a str, got {type(text).__name__}")
-    body = text[1:-1] if text.startswith("[") and text.endswith("]") else text
-    try:
-        address = ipaddress.ip_address(body)
-    except ValueError:
-        raise ValueError(f"{text!r} is not an IP address") from None
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return address.ipv4_mapped
-    return address
-
-
-def source_key(ip: str, ipv4_prefix: int = 32, ipv6_prefix: int = 64) -> str:
-    """The per-source key: the address masked to the prefix for its family.
-
-    IPv4 at /32 is the address itself (``'192.0.2.7'``); anything else is written as a network
-    (``'2001:db8:1:2::/64'``, ``'192.0.2.0/24'``). The C filter applies the same rule.
-    """
-    address = parse_address(ip)
-    prefix = ipv4_prefix if address.version == 4 else ipv6_prefix
-    if address.version == 4 and prefix == 32:
-        return str(address)
-    return str(ipaddress.ip_network(f"{address}/{prefix}", strict=False))
 
 
 def _wire(address: IPAddress) -> bytes:
@@ -281,3 +254,7 @@ class EndpointFilter:
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"{len(self._blocklist)} blocked, {len(self._owners)} owned ports"
         return f"<EndpointFilter of {self._where}: {state}>"
+
+
+#: The filter's notion of a source (kept as a name of this module for its users).
+source_key = client_key

@@ -20,20 +20,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..blocklist import Blocklist
+from ..errors import AeronError
 
 logger = logging.getLogger(__name__)
 
-try:  # written by another part of the project; absent in older builds
-    from ..endpoint_filter import EndpointFilterConfig  # type: ignore[import-not-found,unused-ignore]
-except ImportError:  # pragma: no cover - depends on the build
-    EndpointFilterConfig = None
+from ..endpoint_filter import EndpointFilterConfig
 
-__all__ = ["FilterLimits", "EndpointGuard", "filter_available"]
-
-
-def filter_available() -> bool:
-    """True when this build of aeron_py has the driver's endpoint filter."""
-    return EndpointFilterConfig is not None
+__all__ = ["FilterLimits", "EndpointGuard"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,9 +41,7 @@ class FilterLimits:
     ipv6_prefix: int = 64
 
     def driver_option(self) -> dict[str, Any]:
-        """``MediaDriver`` keyword arguments that install the filter (empty without it)."""
-        if EndpointFilterConfig is None:
-            return {}
+        """``MediaDriver`` keyword arguments that install the filter with these limits."""
         return {"endpoint_filter": EndpointFilterConfig(
             max_setup_term_length=self.max_term_length, setup_rate=self.setup_rate,
             setup_burst=self.setup_burst, max_images_per_source=self.max_images_per_source,
@@ -61,7 +52,10 @@ class EndpointGuard:
     """Keeps the driver's filter table in step with the server (no-op without a filter)."""
 
     def __init__(self, driver: Any) -> None:
-        self._filter = getattr(driver, "endpoint_filter", None)
+        try:
+            self._filter = driver.endpoint_filter
+        except (AttributeError, AeronError):  # a driver made with endpoint_filter=None
+            self._filter = None
         self._next_expiry: float | None = None
         self._blocklist: Blocklist | None = None
         if self._filter is not None:

@@ -7,39 +7,16 @@ IPv4 addresses count individually; IPv6 addresses are aggregated by a network pr
 
 from __future__ import annotations
 
-import ipaddress
 import logging
+
+from ..addresses import canonical_ip, client_key
 
 logger = logging.getLogger(__name__)
 
 
-def _parse(ip: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
-    """Parse an IP literal (brackets allowed), unwrapping IPv4-mapped IPv6."""
-    text = ip[1:-1] if ip.startswith("[") and ip.endswith("]") else ip
-    try:
-        address = ipaddress.ip_address(text)
-    except ValueError:
-        raise ValueError(f"{ip!r} is not an IP address") from None
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return address.ipv4_mapped
-    return address
-
-
-def canonical_ip(ip: str) -> str:
-    """Canonical text of one address (for exact owner comparisons)."""
-    return str(_parse(ip))
-
-
 def address_key(ip: str, ipv6_prefix: int = 64) -> str:
     """The per-IP accounting key: IPv4 as-is, IPv6 as its ``/ipv6_prefix`` network."""
-    if isinstance(ipv6_prefix, bool) or not isinstance(ipv6_prefix, int) or not 0 <= ipv6_prefix <= 128:
-        raise ValueError(f"IPv6 prefix must be an int in [0, 128], got {ipv6_prefix!r}")
-    address = _parse(ip)
-    if isinstance(address, ipaddress.IPv4Address):
-        return str(address)
-    mask = ((1 << ipv6_prefix) - 1) << (128 - ipv6_prefix)
-    network = ipaddress.IPv6Address(int(address) & mask)  # drops any %scope
-    return f"{network}/{ipv6_prefix}"
+    return client_key(ip, 32, ipv6_prefix)
 
 
 class PerIpCounter:

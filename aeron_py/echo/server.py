@@ -271,6 +271,8 @@ class EchoServer(DuologueChannels):
                 max_term_length=c.max_image_term_length, setup_rate=o.setup_rate, setup_burst=o.setup_burst,
                 max_images_per_source=o.max_images_per_source, max_images_total=o.max_images_total,
                 ipv6_prefix=c.ipv6_prefix).driver_option())
+        else:
+            driver_options["endpoint_filter"] = None  # no interceptor at all
         self._driver = MediaDriver(o.dir, threading_mode="SHARED", idle_strategy="backoff", **driver_options)
         self.driver_dir = self._driver.dir
         self._guard = EndpointGuard(self._driver)
@@ -312,6 +314,10 @@ class EchoServer(DuologueChannels):
         if self._aeron.is_closed:
             why = self._client_errors[-1] if self._client_errors else "the Aeron client closed"
             raise DriverLostError(f"lost the media driver: {why}")
+
+    def filter_counters(self) -> dict[str, int]:
+        """Drops by the driver's endpoint filter, per reason (empty when it is off)."""
+        return {} if self._guard is None else self._guard.counters()
 
     def _counters(self) -> dict[str, int]:
         """The glue's cumulative drop counters (telemetry ``driver_snapshot``)."""

@@ -35,7 +35,7 @@ def echo_client(tmp_path: Path, port: str, control: str, interface: str) -> subp
 def flood_from_hostile(port: int, hellos: int, bad: int) -> None:
     """HELLOs that never connect plus malformed messages, all from 127.0.0.9."""
     uri, destination = publication_channel("127.0.0.1", port, interface=HOSTILE)
-    with MediaDriver() as driver, Aeron(driver=driver) as aeron:
+    with MediaDriver(term_buffer_length=65536) as driver, Aeron(driver=driver) as aeron:
         pub = aeron.add_exclusive_publication(uri, STREAM)
         pub.add_destination(destination)
         wait_until(lambda: pub.is_connected, 15, "the hostile publication to reach the server")

@@ -99,9 +99,10 @@ def build_jar(timeout: float = BUILD_TIMEOUT_S) -> Path:
         return JAR_PATH
 
 
-def java_command(jar: Path | str, *args: str) -> list[str]:
-    """The full command line running ``jar`` with ``args`` (``client ...`` or ``server ...``)."""
-    return ["java", *JVM_FLAGS, "-jar", str(jar), *(str(arg) for arg in args)]
+def java_command(jar: Path | str, *args: str, jvm: tuple[str, ...] = ()) -> list[str]:
+    """The full command line running ``jar`` with ``args`` (``client ...`` or ``server ...``);
+    ``jvm`` adds JVM options such as ``-Daeron.term.buffer.length=65536``."""
+    return ["java", *JVM_FLAGS, *jvm, "-jar", str(jar), *(str(arg) for arg in args)]
 
 
 #: The Java peers run as plain child processes.

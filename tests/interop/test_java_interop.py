@@ -22,18 +22,24 @@ def jar() -> Path:
     return build_jar()
 
 
-def python_server(tmp_path: Path) -> tuple[JavaProcess, str, str]:
+#: The server's default image term cap is 64 KiB (Aeron's minimum); a stock Java client's
+#: driver publishes with 16 MiB terms unless told otherwise.
+SMALL_TERMS = ("-Daeron.term.buffer.length=65536",)
+
+
+def python_server(tmp_path: Path, *options: str) -> tuple[JavaProcess, str, str]:
     """Our Echo 2.0 server in the reference positional form, with its two public ports."""
     port, control, base = (str(free_udp_port()) for _ in range(3))
     command = [sys.executable, "-m", "aeron_py.echo_server", str(tmp_path / "py-server"), "127.0.0.1",
-               port, control, base, "4"]
+               port, control, base, "4", *options]
     return JavaProcess(command), port, control
 
 
-def run_java_client(jar: Path, tmp_path: Path, port: str, control: str, *options: str) -> JavaProcess:
+def run_java_client(jar: Path, tmp_path: Path, port: str, control: str, *options: str,
+                    jvm: tuple[str, ...] = ()) -> JavaProcess:
     """Run the Java client to completion (bounded) and return it for its exit code and output."""
     with JavaProcess(java_command(jar, "client", str(tmp_path / "java-client"), "127.0.0.1", port, control,
-                                  "--timeout", "30", *options)) as client:
+                                  "--timeout", "30", *options, jvm=jvm)) as client:
         client.wait(timeout=90)
     return client
 
@@ -42,7 +48,7 @@ def test_java_client_completes_a_session_with_the_python_server(jar, tmp_path):
     server, port, control = python_server(tmp_path)
     with server:
         server.wait_for_line("READY", timeout=60)
-        client = run_java_client(jar, tmp_path, port, control, "--count", "3")
+        client = run_java_client(jar, tmp_path, port, control, "--count", "3", jvm=SMALL_TERMS)
     assert client.returncode == 0, client.output_tail() + "\n--- python server ---\n" + server.output_tail()
     assert any(line.startswith("OK") for line in client.stdout_lines), client.output_tail()
 
@@ -60,7 +66,8 @@ def test_python_client_completes_a_session_with_the_java_server(jar, tmp_path):
 
 
 def test_java_client_gets_the_python_servers_error_reason(jar, tmp_path):
-    server, port, control = python_server(tmp_path)
+    # A stock client (16 MiB terms) against a server whose operator raised the cap.
+    server, port, control = python_server(tmp_path, "--max-image-term-length", str(16 * 1024 * 1024))
     with server:
         server.wait_for_line("READY", timeout=60)
         client = run_java_client(jar, tmp_path, port, control, "--message", "NOT AN ECHO")

@@ -49,10 +49,23 @@ def test_too_many_connections_for_one_ip() -> None:
         assert server.stats.rejects == {"max_per_ip": 2}
 
 
-def test_oversized_client_term_is_refused_with_an_answer() -> None:
-    """Spec decision 3: the image is rejected, and its HELLO still gets ``ERROR server full``."""
+def test_oversized_client_term_is_dropped_by_the_filter_before_an_image_exists() -> None:
+    """Spec decision 3 with the endpoint filter (the default): the SETUP never makes an image,
+    so there is no HELLO to ignore; the drop is counted."""
     ports = BLOCKS.take(4)
     with make_server(ports, max_image_term_length=64 * 1024) as server:
+        result = EchoClient(HOST, ports.port, ports.control, count=1, timeout=3, term_length=128 * 1024).run()
+        assert not result.ok and result.server_reason is None  # nothing reached the server
+        assert server.filter_counters()["filter: setup_term_length"] >= 1
+        assert server.stats.rejects.get("term_length", 0) == 0 and server.stats.connects == 0
+        assert EchoClient(HOST, ports.port, ports.control, count=1, timeout=5).run().ok
+
+
+def test_oversized_client_term_is_refused_with_an_answer() -> None:
+    """Spec decision 3 without the filter: the image is rejected, and its HELLO still gets
+    ``ERROR server full``."""
+    ports = BLOCKS.take(4)
+    with make_server(ports, options={"endpoint_filter": False}, max_image_term_length=64 * 1024) as server:
         result = EchoClient(HOST, ports.port, ports.control, count=1, timeout=5, term_length=128 * 1024).run()
         assert not result.ok and result.exit_code == EXIT_SERVER_ERROR and result.server_reason == "server full"
         assert server.stats.rejects.get("term_length", 0) >= 1 and server.stats.connects == 0

@@ -119,15 +119,34 @@ def test_never_connected_duologue_expires() -> None:
         wait_idle(server)
 
 
+def test_intruder_on_a_duologue_port_is_dropped_by_the_filter() -> None:
+    """With the endpoint filter (the default) a duologue's data port belongs to its client's IP:
+    an intruder using the owner's session id never makes an image, and the owner is served."""
+    ports = BLOCKS.take()
+    with make_server(ports, expiry=60.0) as server, raw_peer(ports) as owner:
+        hs = owner.handshake(interface="127.0.0.2")
+        with raw_peer(ports) as intruder:
+            bad_pub = intruder.publication(hs.data_port, hs.session, "127.0.0.3")
+            wait_until(lambda: server.filter_counters().get("filter: port_owner", 0) > 0, 5,
+                       "the filter to drop the intruder's datagrams")
+            assert not bad_pub.is_connected
+            pub, sub = owner.open_duologue(hs, interface="127.0.0.2")
+            owner.send(pub, b"ECHO mine")
+            assert owner.receive(sub, lambda m: True) == b"ECHO mine"
+            wait_until(lambda: [(d.connected, d.msgs_in) for d in server.duologues] == [(True, 1)], 5,
+                       "the server's duologue snapshot to show the one echo")
+
+
 def test_client_from_another_ip_is_not_served(tmp_path: Path) -> None:
-    """An image of the duologue's session from a non-owner IP is rejected, logged, never served.
+    """Without the filter: an image of the duologue's session from a non-owner IP is rejected,
+    logged, never served.
 
     (Aeron keys images by session and stream, not by source, so while a rejected image
     lives no other image of that session can form on that subscription: the owner can
     only connect once the intruder's image has timed out. That limit is Aeron's.)
     """
     ports = BLOCKS.take()
-    options = {"events": str(tmp_path), "image_liveness_timeout": 1.0}
+    options = {"events": str(tmp_path), "image_liveness_timeout": 1.0, "endpoint_filter": False}
     with make_server(ports, options=options, expiry=60.0) as server, raw_peer(ports) as owner:
         hs = owner.handshake(interface="127.0.0.2")
         with raw_peer(ports) as intruder:

@@ -1,4 +1,4 @@
-"""EndpointGuard: the server's side of the driver's endpoint filter (works without one)."""
+"""EndpointGuard: the server's side of the driver's endpoint filter (a no-op on a driver without one)."""
 from __future__ import annotations
 
 from typing import Any
@@ -6,7 +6,8 @@ from typing import Any
 import pytest
 
 from aeron_py.blocklist import Blocklist, Entry
-from aeron_py.echo.endpoint_guard import EndpointGuard, FilterLimits, filter_available
+from aeron_py.echo.endpoint_guard import EndpointGuard, FilterLimits
+from aeron_py.endpoint_filter import EndpointFilterConfig
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -39,8 +40,8 @@ def test_without_a_filter_everything_is_a_no_op() -> None:
     guard.own_port(9010, "10.0.0.2")
     guard.refresh()
     assert not guard.active and guard.counters() == {}
-    if not filter_available():
-        assert FilterLimits(max_term_length=65536).driver_option() == {}
+    config = FilterLimits(max_term_length=65536).driver_option()["endpoint_filter"]
+    assert isinstance(config, EndpointFilterConfig) and config.max_setup_term_length == 65536
 
 
 def test_blocklist_ports_and_counters_reach_the_filter() -> None:

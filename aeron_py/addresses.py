@@ -1,0 +1,58 @@
+"""The one definition of "who is a client": IP parsing and the per-source key.
+
+Used by the Echo server's per-IP limits (:mod:`aeron_py.echo.per_ip`), the driver's
+endpoint filter (:mod:`aeron_py.endpoint_filter`, whose C side is handed the same prefix
+lengths) and the blocklist. The analytics job computes the same key in Spark SQL
+(:func:`aeron_py.analytics.rules.with_client_key`; its tests compare it with this one).
+
+Pure Python: no Aeron, no I/O.
+"""
+from __future__ import annotations
+
+import ipaddress
+from typing import Union
+
+IPAddress = Union[ipaddress.IPv4Address, ipaddress.IPv6Address]
+
+
+def parse_address(text: str) -> IPAddress:
+    """An IP literal (IPv6 may be bracketed or scoped); IPv4-mapped IPv6 becomes the IPv4 it carries."""
+    if not isinstance(text, str):
+        raise TypeError(f"an IP address must be a str, got {type(text).__name__}")
+    body = text[1:-1] if text.startswith("[") and text.endswith("]") else text
+    try:
+        address = ipaddress.ip_address(body)
+    except ValueError:
+        raise ValueError(f"{text!r} is not an IP address") from None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
+def canonical_ip(ip: str) -> str:
+    """Canonical text of one address (for exact owner comparisons); drops an IPv6 scope."""
+    address = parse_address(ip)
+    return str(type(address)(int(address)))
+
+
+def _check_prefix(name: str, value: int, top: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= top:
+        raise ValueError(f"{name} must be an int in [0, {top}], got {value!r}")
+
+
+def client_key(ip: str, ipv4_prefix: int = 32, ipv6_prefix: int = 64) -> str:
+    """The per-source key: the address masked to the prefix length of its family.
+
+    IPv4 at /32 is the address itself (``'192.0.2.7'``); anything else is written as a
+    network (``'2001:db8:1:2::/64'``, ``'192.0.2.0/24'``).
+    """
+    _check_prefix("IPv4 prefix", ipv4_prefix, 32)
+    _check_prefix("IPv6 prefix", ipv6_prefix, 128)
+    address = parse_address(ip)
+    if address.version == 4:
+        if ipv4_prefix == 32:
+            return str(address)
+        mask = ((1 << ipv4_prefix) - 1) << (32 - ipv4_prefix)
+        return f"{ipaddress.IPv4Address(int(address) & mask)}/{ipv4_prefix}"
+    mask = ((1 << ipv6_prefix) - 1) << (128 - ipv6_prefix)
+    return f"{ipaddress.IPv6Address(int(address) & mask)}/{ipv6_prefix}"
