@@ -261,10 +261,11 @@ def _fill(library: str, pub: Any, idle: Callable[[int], None], count: int) -> No
     offer = pub.offer
     deadline = time.monotonic() + SETUP_TIMEOUT_S
     accepted = (lambda r: r > 0) if library == "aeron_py" else bool
-    for _ in range(count):
-        while not accepted(offer(msg)):
+    for i in range(count):
+        while not accepted(result := offer(msg)):
             if time.monotonic() > deadline:
-                raise benchutil.BenchError(f"fill: offer not accepted within {SETUP_TIMEOUT_S}s")
+                raise benchutil.BenchError(f"fill: message {i} of {count} not accepted within {SETUP_TIMEOUT_S}s "
+                                           f"(last result {result!r}, position {pub.position})")
             idle(0)
 
 

@@ -42,7 +42,7 @@ PEERS = ("aeron_py", "pyaeron")
 CHANNEL = "aeron:ipc"
 RTT_FRAGMENT_LIMIT = pingpong.FRAGMENT_LIMIT
 DRAIN_FRAGMENT_LIMIT = 256
-DRAIN_BATCH = 500_000  # below the IPC publication window (half the 64 MiB term = 524 288 frames of 64 B)
+DRAIN_BATCH = 400_000  # well below the IPC publication window (half the 64 MiB term = 524 288 frames of 64 B)
 RTT_VS_PYAERON_TARGET = 1.0
 THROUGHPUT_VS_PYAERON_TARGET = 1.0
 RTT_VS_C_SPIN_TARGET = 3.0
@@ -178,8 +178,10 @@ def _versions(tools: Any, driver: Any) -> dict[str, Any]:
     return {
         "driver_aeron": tools.version,
         "driver_cnc_version": cnc_version,
+        "driver_cnc_version_text": (None if not isinstance(cnc_version, int) else
+                                    f"{cnc_version >> 16 & 0xFF}.{cnc_version >> 8 & 0xFF}.{cnc_version & 0xFF}"),
         "aeron_py": {"package": _dist_version("aeron_py"), "links_aeron": _aeron.version_full()},
-        "pyaeron": {"package": _dist_version("pyaeron")},
+        "pyaeron": {"package": _dist_version("pyaeron"), "links_aeron": "see rtt[*].pyaeron.rounds[*].client.aeron"},
         "cnc_compatibility": (
             "Aeron's client maps the driver's cnc.dat and refuses a CnC major version different from its own or "
             "a minor version below its own (aeron_context.c); a client that connected and exchanged messages "
@@ -217,7 +219,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
                "Then: benchmarks/.build/peer-venv/bin/python benchmarks/peers.py --quick",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true",
-                        help="smoke run: 2 000 warm-up + 10 000 round trips, 5 drains per round, 2 rounds (~1-2 min)")
+                        help="smoke run: 2 000 warm-up + 10 000 round trips, 5 drains per round, 2 rounds (~15 s once the C tools are built)")
     parser.add_argument("--rounds", type=int, default=None, help="rounds per case (default: 2 quick, 5 full)")
     parser.add_argument("--out-dir", type=Path, default=benchutil.RESULTS_DIR,
                         help=f"where peers.json and peers.png go (default {benchutil.RESULTS_DIR})")
