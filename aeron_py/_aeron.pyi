@@ -1,10 +1,10 @@
-# Generated from the built extension by pybind11-stubgen (see README, "Development"); do not edit by hand.
+# Generated from the built extension by .ci/stubs (pybind11-stubgen + post-processing); do not edit by hand.
 """
 Thin bindings over Aeron's C client (aeronc.h) and embedded C media driver (aeronmd.h).
 """
 from __future__ import annotations
+import collections.abc
 import typing
-__all__: list[str] = ['ACTION_ABORT', 'ACTION_BREAK', 'ACTION_COMMIT', 'ACTION_CONTINUE', 'ADMIN_ACTION', 'AeronError', 'AsyncAddExclusivePublication', 'AsyncAddPublication', 'AsyncAddSubscription', 'AsyncDestination', 'AsyncSubscriptionDestination', 'BACK_PRESSURED', 'BufferClaim', 'COUNTER_RECORD_ALLOCATED', 'Client', 'Cnc', 'CountersReader', 'Driver', 'DriverContext', 'ExclusivePublication', 'FragmentAssembler', 'Header', 'IdleStrategy', 'Image', 'MAX_POSITION_EXCEEDED', 'NOT_CONNECTED', 'PUBLICATION_CLOSED', 'PUBLICATION_ERROR', 'Publication', 'Subscription', 'THREADING_MODE_DEDICATED', 'THREADING_MODE_INVOKER', 'THREADING_MODE_SHARED', 'THREADING_MODE_SHARED_NETWORK', 'default_path', 'epoch_clock', 'errcode', 'errmsg', 'is_driver_active', 'nano_clock', 'version_full', 'version_gitsha', 'version_text']
 class AeronError(RuntimeError):
     """
     A call into the Aeron C library failed. `errcode` is aeron_errcode(); the message is aeron_errmsg().
@@ -61,15 +61,15 @@ class Image:
         """
         aeron_subscription_image_release; idempotent.
         """
-    def controlled_poll(self, handler: typing.Any, fragment_limit: typing.SupportsInt | typing.SupportsIndex, assembler: FragmentAssembler = None, with_header: bool = True) -> int:
+    def controlled_poll(self, handler: typing.Any, fragment_limit: typing.SupportsInt | typing.SupportsIndex, assembler: FragmentAssembler | None = None, with_header: bool = True) -> int:
         """
         aeron_image_controlled_poll; the handler returns an ACTION_*.
         """
-    def poll(self, handler: typing.Any, fragment_limit: typing.SupportsInt | typing.SupportsIndex, assembler: FragmentAssembler = None, with_header: bool = True) -> int:
+    def poll(self, handler: typing.Any, fragment_limit: typing.SupportsInt | typing.SupportsIndex, assembler: FragmentAssembler | None = None, with_header: bool = True) -> int:
         """
         aeron_image_controlled_poll, handler(data: bytes, header).
         """
-    def poll_batch(self, fragment_limit: typing.SupportsInt | typing.SupportsIndex, assembler: FragmentAssembler = None) -> list:
+    def poll_batch(self, fragment_limit: typing.SupportsInt | typing.SupportsIndex, assembler: FragmentAssembler | None = None) -> list[typing.Any]:
         """
         aeron_image_controlled_poll collecting payloads into a list of bytes.
         """
@@ -128,23 +128,15 @@ class Image:
     @property
     def term_buffer_length(self) -> int:
         ...
-class AsyncSubscriptionDestination:
-    """
-    aeron_async_destination_t
-    """
-    def poll(self) -> bool:
-        """
-        aeron_subscription_async_destination_poll: True when done.
-        """
 class Subscription:
     """
     aeron_subscription_t (not thread-safe).
     """
-    def async_add_destination(self, uri: str) -> AsyncSubscriptionDestination:
+    def async_add_destination(self, uri: str) -> AsyncDestination:
         """
         aeron_subscription_async_add_destination (MDS).
         """
-    def async_remove_destination(self, uri: str) -> AsyncSubscriptionDestination:
+    def async_remove_destination(self, uri: str) -> AsyncDestination:
         """
         aeron_subscription_async_remove_destination
         """
@@ -152,7 +144,7 @@ class Subscription:
         """
         aeron_subscription_close; idempotent.
         """
-    def controlled_poll(self, handler: typing.Any, fragment_limit: typing.SupportsInt | typing.SupportsIndex, assembler: FragmentAssembler = None, with_header: bool = True) -> int:
+    def controlled_poll(self, handler: typing.Any, fragment_limit: typing.SupportsInt | typing.SupportsIndex, assembler: FragmentAssembler | None = None, with_header: bool = True) -> int:
         """
         aeron_subscription_controlled_poll; the handler returns an ACTION_*.
         """
@@ -164,15 +156,15 @@ class Subscription:
         """
         aeron_subscription_image_by_session_id: a retained Image or None.
         """
-    def images(self) -> list:
+    def images(self) -> list[typing.Any]:
         """
         Retained Images, one per aeron_subscription_image_at_index.
         """
-    def poll(self, handler: typing.Any, fragment_limit: typing.SupportsInt | typing.SupportsIndex, assembler: FragmentAssembler = None, with_header: bool = True) -> int:
+    def poll(self, handler: typing.Any, fragment_limit: typing.SupportsInt | typing.SupportsIndex, assembler: FragmentAssembler | None = None, with_header: bool = True) -> int:
         """
         aeron_subscription_controlled_poll, handler(data: bytes, header).
         """
-    def poll_batch(self, fragment_limit: typing.SupportsInt | typing.SupportsIndex, assembler: FragmentAssembler = None) -> list:
+    def poll_batch(self, fragment_limit: typing.SupportsInt | typing.SupportsIndex, assembler: FragmentAssembler | None = None) -> list[typing.Any]:
         """
         aeron_subscription_controlled_poll collecting payloads into a list of bytes.
         """
@@ -238,7 +230,7 @@ class AsyncDestination:
     """
     def poll(self) -> bool:
         """
-        aeron_publication_async_destination_poll: True when done.
+        aeron_*_async_destination_poll: True when done.
         """
 class Publication:
     """
@@ -264,7 +256,11 @@ class Publication:
         """
         aeron_publication_offer: the new position (>0) or a negative result code. Zero-copy.
         """
-    def try_claim(self, length: typing.SupportsInt | typing.SupportsIndex) -> tuple:
+    def offer_batch(self, buffers: collections.abc.Sequence[typing.Any]) -> tuple[typing.Any, ...]:
+        """
+        aeron_publication_offer for each buffer until one fails: (offered, last result).
+        """
+    def try_claim(self, length: typing.SupportsInt | typing.SupportsIndex) -> tuple[typing.Any, ...]:
         """
         aeron_publication_try_claim: (result, BufferClaim or None).
         """
@@ -350,7 +346,11 @@ class ExclusivePublication:
         """
         aeron_publication_offer: the new position (>0) or a negative result code. Zero-copy.
         """
-    def try_claim(self, length: typing.SupportsInt | typing.SupportsIndex) -> tuple:
+    def offer_batch(self, buffers: collections.abc.Sequence[typing.Any]) -> tuple[typing.Any, ...]:
+        """
+        aeron_publication_offer for each buffer until one fails: (offered, last result).
+        """
+    def try_claim(self, length: typing.SupportsInt | typing.SupportsIndex) -> tuple[typing.Any, ...]:
         """
         aeron_publication_try_claim: (result, BufferClaim or None).
         """
@@ -416,7 +416,7 @@ class CountersReader:
     """
     aeron_counters_reader_t
     """
-    def counters(self) -> list:
+    def counters(self) -> list[typing.Any]:
         """
         aeron_counters_reader_foreach_counter: [(counter_id, type_id, label, value, key)].
         """
@@ -486,7 +486,7 @@ class Client:
     """
     aeron_t with its aeron_context_t (aeron_init + aeron_start).
     """
-    def __init__(self, *, dir: str | None = None, driver_timeout_ms: typing.SupportsInt | typing.SupportsIndex | None = None, keepalive_interval_ns: typing.SupportsInt | typing.SupportsIndex | None = None, resource_linger_duration_ns: typing.SupportsInt | typing.SupportsIndex | None = None, idle_sleep_duration_ns: typing.SupportsInt | typing.SupportsIndex | None = None, pre_touch_mapped_memory: bool | None = None, use_conductor_agent_invoker: bool = False, client_name: str | None = None, error_handler: typing.Any = None) -> None:
+    def __init__(self, *, dir: str | None = None, driver_timeout_ms: typing.SupportsInt | typing.SupportsIndex | None = None, keepalive_interval_ns: typing.SupportsInt | typing.SupportsIndex | None = None, resource_linger_duration_ns: typing.SupportsInt | typing.SupportsIndex | None = None, idle_sleep_duration_ns: typing.SupportsInt | typing.SupportsIndex | None = None, pre_touch_mapped_memory: bool | None = None, use_conductor_agent_invoker: bool = False, client_name: str | None = None, error_handler: typing.Any | None = None) -> None:
         ...
     def async_add_exclusive_publication(self, channel: str, stream_id: typing.SupportsInt | typing.SupportsIndex) -> AsyncAddExclusivePublication:
         """
@@ -496,7 +496,7 @@ class Client:
         """
         aeron_async_add_publication
         """
-    def async_add_subscription(self, channel: str, stream_id: typing.SupportsInt | typing.SupportsIndex, on_available_image: typing.Any = None, on_unavailable_image: typing.Any = None) -> AsyncAddSubscription:
+    def async_add_subscription(self, channel: str, stream_id: typing.SupportsInt | typing.SupportsIndex, on_available_image: typing.Any | None = None, on_unavailable_image: typing.Any | None = None) -> AsyncAddSubscription:
         """
         aeron_async_add_subscription
         """
@@ -801,7 +801,7 @@ class Cnc:
         """
         aeron_cnc_close; idempotent.
         """
-    def constants(self) -> dict:
+    def constants(self) -> dict[typing.Any, typing.Any]:
         """
         aeron_cnc_constants
         """
@@ -809,11 +809,11 @@ class Cnc:
         """
         aeron_cnc_counters_reader
         """
-    def error_log(self, since_timestamp_ms: typing.SupportsInt | typing.SupportsIndex = 0) -> list:
+    def error_log(self, since_timestamp_ms: typing.SupportsInt | typing.SupportsIndex = 0) -> list[typing.Any]:
         """
         aeron_cnc_error_log_read
         """
-    def loss_report(self) -> list:
+    def loss_report(self) -> list[typing.Any]:
         """
         aeron_cnc_loss_reporter_read
         """

@@ -214,7 +214,8 @@ class Child:
 
     def stderr_tail(self, lines: int = 15) -> str:
         """The last lines of the child's stderr log."""
-        self._stderr.flush()
+        if not self._stderr.closed:
+            self._stderr.flush()
         try:
             return "\n".join(self.stderr_path.read_text(errors="replace").splitlines()[-lines:])
         except OSError:

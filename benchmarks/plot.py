@@ -1,6 +1,7 @@
-"""Render ``results/bindings.json`` as a bar chart (matplotlib, Agg backend).
+"""Render ``results/bindings.json`` (``render``) and ``results/peers.json`` (``render_peers``)
+as bar charts (matplotlib, Agg backend).
 
-Usage: ``python benchmarks/plot.py [results/bindings.json] [out.png]``.
+Usage: ``python benchmarks/plot.py [results/bindings.json|results/peers.json] [out.png]``.
 """
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 PERCENTILES = ("p50", "p90", "p99")
-COLOURS = {"aeron_py": "#1f77b4", "aeron_py_offer_batch": "#2ca02c", "c": "#7f7f7f"}
-LABELS = {"aeron_py": "aeron_py (offer per message)", "aeron_py_offer_batch": "aeron_py (offer_batch)", "c": "Aeron C tools"}
+COLOURS = {"aeron_py": "#1f77b4", "aeron_py_offer_batch": "#2ca02c", "c": "#7f7f7f", "pyaeron": "#ff7f0e"}
+LABELS = {"aeron_py": "aeron_py (offer per message)", "aeron_py_offer_batch": "aeron_py (offer_batch)", "c": "Aeron C tools",
+          "pyaeron": "pyaeron"}
 
 
 def _rtt_panel(ax: Any, cases: list[dict[str, Any]], transport: str) -> None:
@@ -77,10 +79,63 @@ def render(results: dict[str, Any], out: Path) -> None:
     plt.close(fig)
 
 
+def _peer_rtt_panel(ax: Any, cases: list[dict[str, Any]]) -> None:
+    impls = ("c", "aeron_py", "pyaeron")
+    groups = [(c, p) for c in cases for p in ("p50", "p99")]
+    width = 0.27
+    for k, impl in enumerate(impls):
+        xs, heights = [], []
+        for i, (case, pct) in enumerate(groups):
+            value = (case[impl].get("rtt_us") or {}).get(pct)
+            if value is not None:
+                xs.append(i + (k - 1) * width)
+                heights.append(value)
+        label = "Aeron C cping/cpong" if impl == "c" else impl
+        ax.bar(xs, heights, width, color=COLOURS[impl], label=label)
+        for x, h in zip(xs, heights):
+            ax.annotate(f"{h:.3g}", (x, h), ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels([f"idle={c['idle']}\n{p}" for c, p in groups], fontsize=8)
+    ax.set_yscale("log")
+    ax.set_ylabel("round-trip time (µs, log scale)")
+    ax.set_title(f"IPC ping/pong RTT, {cases[0]['msg_len'] if cases else '?'} B, one in flight")
+    ax.legend(fontsize=8)
+
+
+def _peer_throughput_panel(ax: Any, thr: dict[str, Any]) -> None:
+    impls = [i for i in ("aeron_py", "pyaeron") if thr.get(i, {}).get("msgs_per_s")]
+    heights = [thr[i]["msgs_per_s"] / 1e6 for i in impls]
+    ax.bar(range(len(impls)), heights, 0.6, color=[COLOURS[i] for i in impls])
+    for x, h in enumerate(heights):
+        ax.annotate(f"{h:.3g}", (x, h), ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(range(len(impls)))
+    ax.set_xticklabels(impls)
+    ax.set_ylabel("million messages / s")
+    ax.set_title(f"poll(handler, {thr['fragment_limit']}): a Python handler per {thr['msg_len']} B message\n"
+                 f"(ratio aeron_py / pyaeron {thr.get('ratio_aeron_py_over_pyaeron')})", fontsize=10)
+
+
+def render_peers(results: dict[str, Any], out: Path) -> None:
+    """Write the two-panel PNG for a ``peers.json`` document."""
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5.5), gridspec_kw={"width_ratios": [2, 1]})
+    _peer_rtt_panel(axes[0], results["rtt"])
+    _peer_throughput_panel(axes[1], results["throughput"])
+    versions = results["versions"]
+    fig.suptitle(f"aeron_py vs pyaeron {versions['pyaeron']['package']} — one Aeron {versions['driver_aeron']} C "
+                 f"driver (SHARED, backoff), {results['machine']['cpu_count']} cores, median of "
+                 f"{results['rounds']} interleaved rounds{' — quick run' if results.get('quick') else ''}",
+                 fontsize=10)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
 def main(argv: list[str]) -> int:
     src = Path(argv[1]) if len(argv) > 1 else Path(__file__).resolve().parent / "results" / "bindings.json"
     out = Path(argv[2]) if len(argv) > 2 else src.with_suffix(".png")
-    render(json.loads(src.read_text()), out)
+    results = json.loads(src.read_text())
+    (render_peers if "rtt" in results and "versions" in results else render)(results, out)
     print(out)
     return 0
 

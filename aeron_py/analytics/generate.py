@@ -37,7 +37,7 @@ import logging
 import math
 import random
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,6 +68,10 @@ class Wake:
     """An actor asks to be resumed at ``ts`` without emitting anything."""
 
     ts: float
+
+
+# One step of a hostile behaviour: yields its events, returns when the next step starts.
+Step = Generator[Event | Wake, None, float]
 
 
 @dataclass(frozen=True)
@@ -268,7 +272,7 @@ class _Simulation:
         offset = self.rng.randrange(1, network.num_addresses)
         return str(network.network_address + offset)
 
-    def _flood_hello(self, t: float, ip: str) -> Iterator[Event | Wake]:
+    def _flood_hello(self, t: float, ip: str) -> Step:
         """One HELLO that is never followed by a connect; returns the next time."""
         hello, initial = self._hello(t, ip)
         yield hello
@@ -286,13 +290,13 @@ class _Simulation:
         yield self._close(t, duologue["session"], duologue["owner_ip"], "expired", opened, 0)
         self.server.release(duologue["session"])
 
-    def _hello_flood(self, t: float, network: Any) -> Iterator[Event | Wake]:
+    def _hello_flood(self, t: float, network: Any) -> Step:
         return (yield from self._flood_hello(t, str(network.network_address)))
 
-    def _ipv6_rotator(self, t: float, network: Any) -> Iterator[Event | Wake]:
+    def _ipv6_rotator(self, t: float, network: Any) -> Step:
         return (yield from self._flood_hello(t, self._address_in(network)))
 
-    def _garbage(self, t: float, network: Any) -> Iterator[Event | Wake]:
+    def _garbage(self, t: float, network: Any) -> Step:
         ip = str(network.network_address)
         hello, initial = self._hello(t, ip, key_valid=False)
         yield hello
@@ -300,14 +304,14 @@ class _Simulation:
         yield self._ev(t + 0.001, "reject", initial_session=initial, ip=ip, reason="bad_message")
         return t + self.rng.uniform(0.3, 0.8)
 
-    def _session_guesser(self, t: float, network: Any) -> Iterator[Event | Wake]:
+    def _session_guesser(self, t: float, network: Any) -> Step:
         ip = str(network.network_address)
         victims = [s for s, owner in list(self.server.sessions.items())[:50] if owner != ip]
         session = self.rng.choice(victims) if victims else self.rng.randrange(1, 2**31)
         yield self._ev(t, "client_connected", session=session, ip=ip, wrong_ip=True)
         return t + self.rng.uniform(0.5, 2.0)
 
-    def _duologue_abuser(self, t: float, network: Any) -> Iterator[Event | Wake]:
+    def _duologue_abuser(self, t: float, network: Any) -> Step:
         ip = str(network.network_address)
         hello, initial = self._hello(t, ip)
         yield hello

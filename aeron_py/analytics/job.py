@@ -31,7 +31,7 @@ import json
 import logging
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from pyspark import StorageLevel
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StructField, StructType
 
@@ -184,7 +184,7 @@ def build_timeseries(events: DataFrame, first_ts: float) -> list[dict[str, Any]]
     by_minute = {row["minute"]: row.asDict() for row in rows}
     first, last = rows[0]["minute"], rows[-1]["minute"]
     if (last - first) // 60 <= MAX_FILLED_MINUTES:
-        minutes = range(first, last + 60, 60)
+        minutes: Sequence[int] = range(first, last + 60, 60)
     else:
         log.warning("time series spans %d minutes; gaps are not filled", (last - first) // 60)
         minutes = sorted(by_minute)
@@ -331,6 +331,14 @@ def stage_events(spark: SparkSession, events_dir: Path, staging: Path) -> DataFr
     return spark.read.parquet(uri)
 
 
+def _one_row(aggregate: DataFrame) -> Row:
+    """The single row of a global aggregation (``agg`` without ``groupBy`` always has one)."""
+    row = aggregate.first()
+    if row is None:
+        raise RuntimeError("a global aggregation returned no row")
+    return row
+
+
 def _rows(frame: DataFrame) -> list[dict[str, Any]]:
     return [row.asDict(recursive=True) for row in frame.collect()]
 
@@ -371,7 +379,7 @@ def _per_ip_outputs(events: DataFrame, config: JobConfig, tables: ReportTables) 
         tables.verdicts = _rows(verdicts)
         _write(verdicts, config.out_dir / "verdicts")
         tables.top_clients = _rows(per_ip.orderBy(F.desc("hellos"), "key").limit(TOP_N))
-        totals = per_ip.agg(F.count("*").alias("keys"), F.sum("addresses").alias("addresses")).first()
+        totals = _one_row(per_ip.agg(F.count("*").alias("keys"), F.sum("addresses").alias("addresses")))
     finally:
         per_ip.unpersist()
     return {
@@ -391,8 +399,8 @@ def _driver_outputs(spark: SparkSession, events: DataFrame, out: Path, tables: R
     loss, errors = _exploded(events, "new_loss"), _exploded(events, "new_errors")
     _write(loss, out / "driver_loss")
     _write(errors, out / "driver_errors")
-    loss_totals = loss.agg(F.count("*").alias("n"), F.sum("total_bytes_lost").alias("bytes")).first()
-    error_totals = errors.agg(F.count("*").alias("n"), F.countDistinct("message").alias("distinct")).first()
+    loss_totals = _one_row(loss.agg(F.count("*").alias("n"), F.sum("total_bytes_lost").alias("bytes")))
+    error_totals = _one_row(errors.agg(F.count("*").alias("n"), F.countDistinct("message").alias("distinct")))
     return {
         "loss_records": int(loss_totals["n"]),
         "bytes_lost": int(loss_totals["bytes"] or 0),
@@ -411,10 +419,9 @@ def _rtt_outputs(events: DataFrame, out: Path, tables: ReportTables) -> dict[str
         clients = rtt.count()
     finally:
         rtt.unpersist()
-    overall = (
+    overall = _one_row(
         events.filter(_is("rtt_sample"))
         .agg(F.count("*").alias("n"), F.percentile_approx("rtt_us", [0.5, 0.9, 0.99], 10_000).alias("q"))
-        .first()
     )
     quantiles = overall["q"] or [None, None, None]
     return {"clients": clients, "samples": int(overall["n"]), "p50_us": quantiles[0],

@@ -54,6 +54,12 @@ def _utc(epoch: float) -> datetime:
     return datetime.fromtimestamp(epoch, tz=timezone.utc)
 
 
+def _time_axis(series: list[dict[str, Any]]) -> Any:
+    """The minutes of ``series`` as datetimes for an x axis.  Typed ``Any``: matplotlib takes
+    datetimes through its unit converters, but its stubs list only numbers and arrays."""
+    return [_utc(r["minute"]) for r in series]
+
+
 def _empty(ax: Any, what: str) -> None:
     ax.text(0.5, 0.5, f"no {what} in the input", ha="center", va="center", transform=ax.transAxes)
     ax.set_axis_off()
@@ -64,7 +70,7 @@ def _plot_traffic(fig: Figure, series: list[dict[str, Any]]) -> None:
     if not series:
         _empty(ax, "client events")
         return
-    x = [_utc(r["minute"]) for r in series]
+    x = _time_axis(series)
     ax.plot(x, [r["hellos"] for r in series], label="HELLOs", color="black", linewidth=1)
     bottom = [0] * len(series)
     for reason in REJECT_REASONS:
@@ -82,7 +88,7 @@ def _plot_duologues(fig: Figure, series: list[dict[str, Any]]) -> None:
     if not series:
         _empty(ax, "client events")
         return
-    x = [_utc(r["minute"]) for r in series]
+    x = _time_axis(series)
     ax.step(x, [r["active_duologues"] for r in series], where="post", label="open at minute end")
     ax.plot(x, [r["duologues_created"] for r in series], label="created", alpha=0.7)
     ax.plot(x, [r["duologues_expired"] for r in series], label="expired (never connected)", alpha=0.7)

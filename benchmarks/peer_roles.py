@@ -1,0 +1,336 @@
+"""The child processes of the peer benchmark (``peers.py``), one per role and library.
+
+Each role is written twice, once per library, each through that library's *natural user
+API* as its documentation shows it: ``pub.offer(bytes)`` and ``sub.poll(handler, limit)``
+with a Python handler called per message, and the library's own idle strategy objects
+(both wrap the same Aeron C idle functions).
+
+- aeron_py: ``aeron_py.Aeron(dir=...)``, ``offer`` returns the new position (> 0) or a
+  negative retryable code and raises on terminal ones; the handler gets ``(bytes, Header)``.
+- pyaeron: ``pyaeron.Aeron(dir=...)``, ``offer`` returns ``True`` or a falsy ``OfferCode``
+  and raises on terminal ones; the handler gets ``(BufferView, Header)``, the view valid
+  only during the call (so the ping copies it with ``bytes(view)`` to keep it).
+
+Roles:
+- ``pong``: echo every message of the ping stream on the pong stream, from inside the
+  fragment handler (as cpong does), until SIGINT or ``--max-seconds``.
+- ``ping``: one message in flight: offer 32 B, poll until the echo arrives, check it is
+  ours, record the round trip (``perf_counter_ns``); print a JSON summary.
+- ``drain``: subscriber handler throughput.  One exclusive IPC publication and one
+  subscription in this process: offer ``--batch`` messages (untimed; the log holds them,
+  the batch is below the publication window), then time ``poll(handler, limit)`` until the
+  handler has seen all of them.  No publisher competes for the CPU while the drain is timed,
+  so the rate is the cost of poll + one Python handler call per message.
+
+Only the library under test is imported (never both Aeron clients in one process).
+Usage: ``python peer_roles.py {aeron_py|pyaeron} {ping|pong|drain} --help``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+from typing import Any, Callable
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import benchutil  # noqa: E402  (stdlib only: no Aeron client imported by it)
+
+LIBRARIES = ("aeron_py", "pyaeron")
+MSG_LEN = 32
+SETUP_TIMEOUT_S = 15.0
+SAMPLE_TIMEOUT_S = 10.0
+
+
+class Stop:
+    """Set by SIGINT/SIGTERM so a loop ends cleanly and reports."""
+
+    def __init__(self) -> None:
+        self.stopped = False
+        signal.signal(signal.SIGINT, self._set)
+        signal.signal(signal.SIGTERM, self._set)
+
+    def _set(self, _signum: int, _frame: object) -> None:
+        self.stopped = True
+
+
+def _wait(predicate: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + SETUP_TIMEOUT_S
+    while not predicate():
+        if time.monotonic() >= deadline:
+            raise benchutil.BenchError(f"{what} within {SETUP_TIMEOUT_S}s")
+        time.sleep(0.001)
+
+
+# --------------------------------------------------------------------------------------------
+# One small adapter per library: connect, add streams, idle.  The measured loops below are
+# written out per library so each uses its own offer/poll contract directly.
+
+
+class AeronPy:
+    """aeron_py's Pythonic API (``aeron_py.Aeron``)."""
+
+    def __init__(self, aeron_dir: str, idle: str) -> None:
+        import aeron_py
+
+        self.lib = aeron_py
+        self.client = aeron_py.Aeron(dir=aeron_dir, timeout=SETUP_TIMEOUT_S, resource_timeout=SETUP_TIMEOUT_S)
+        self.idle = {"spin": aeron_py.BusySpinIdleStrategy, "yield": aeron_py.YieldingIdleStrategy}[idle]()
+
+    def subscription(self, channel: str, stream: int) -> Any:
+        return self.client.add_subscription(channel, stream)
+
+    def publication(self, channel: str, stream: int, connected: bool = True) -> Any:
+        pub = self.client.add_exclusive_publication(channel, stream)
+        if connected:
+            _wait(lambda: pub.is_connected, f"aeron_py publication {channel} {stream} not connected")
+        return pub
+
+    def version(self) -> dict[str, str]:
+        return {"library": "aeron_py", "version": self.lib.__version__, "aeron": self.lib._aeron.version_full()}
+
+    def close(self) -> None:
+        self.client.close()
+
+
+class PyAeron:
+    """pyaeron's API (``pyaeron.Aeron``)."""
+
+    def __init__(self, aeron_dir: str, idle: str) -> None:
+        import pyaeron
+
+        self.lib = pyaeron
+        self.client = pyaeron.Aeron(dir=aeron_dir)
+        self.idle = {"spin": pyaeron.IdleStrategy.busy_spin, "yield": pyaeron.IdleStrategy.yielding}[idle]()
+
+    def subscription(self, channel: str, stream: int) -> Any:
+        return self.client.add_subscription(channel, stream)
+
+    def publication(self, channel: str, stream: int, connected: bool = True) -> Any:
+        pub = self.client.add_exclusive_publication(channel, stream)
+        if connected:
+            pub.await_connected(timeout=SETUP_TIMEOUT_S)
+        return pub
+
+    def version(self) -> dict[str, str]:
+        return {"library": "pyaeron", "version": self.lib.__version__, "aeron": self.lib.aeron_version}
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def connect(library: str, aeron_dir: str, idle: str) -> AeronPy | PyAeron:
+    """The adapter for ``library`` ("aeron_py" or "pyaeron")."""
+    if library == "aeron_py":
+        return AeronPy(aeron_dir, idle)
+    if library == "pyaeron":
+        return PyAeron(aeron_dir, idle)
+    raise ValueError(f"unknown library {library!r}; expected one of {LIBRARIES}")
+
+
+# --------------------------------------------------------------------------------------------
+# pong
+
+
+def pong_main(args: argparse.Namespace) -> int:
+    stop = Stop()
+    peer = connect(args.library, args.dir, args.idle)
+    sub = peer.subscription(args.channel, args.ping_stream)
+    pub = peer.publication(args.channel, args.pong_stream, connected=False)  # the ping subscribes later
+    print("READY", flush=True)
+    offer, poll, idle = pub.offer, sub.poll, peer.idle.idle
+    echoed = 0
+
+    if args.library == "aeron_py":
+        def handler(data: bytes, header: Any) -> None:
+            nonlocal echoed
+            while offer(data) < 0 and not stop.stopped:
+                pass
+            echoed += 1
+    else:
+        def handler(data: Any, header: Any) -> None:
+            nonlocal echoed
+            while not offer(data) and not stop.stopped:
+                pass
+            echoed += 1
+
+    deadline = time.monotonic() + args.max_seconds
+    loops = 0
+    while not stop.stopped:
+        idle(poll(handler, args.fragment_limit))
+        loops += 1
+        if loops & 0xFFFF == 0 and time.monotonic() > deadline:
+            break
+    print(json.dumps({"echoed": echoed}), flush=True)
+    peer.close()
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
+# ping
+
+
+def _ping_aeron_py(pub: Any, sub: Any, idle: Callable[[int], None], count: int, seq0: int,
+                   limit: int) -> list[int]:
+    offer, poll, clock = pub.offer, sub.poll, time.perf_counter_ns
+    pad = bytes(MSG_LEN - 8)
+    timeout_ns = int(SAMPLE_TIMEOUT_S * 1e9)
+    rtts = [0] * count
+    got: bytes | None = None
+
+    def handler(data: bytes, header: Any) -> None:
+        nonlocal got
+        got = data
+
+    for i in range(count):
+        msg = (seq0 + i).to_bytes(8, "little") + pad
+        got = None
+        start = clock()
+        while offer(msg) < 0:
+            if clock() - start > timeout_ns:
+                raise benchutil.BenchError(f"ping {i}: offer not accepted for {SAMPLE_TIMEOUT_S}s")
+        spins = 0
+        while not poll(handler, limit):
+            idle(0)
+            spins += 1
+            if spins & 0xFFF == 0 and clock() - start > timeout_ns:
+                raise benchutil.BenchError(f"ping {i}: no pong within {SAMPLE_TIMEOUT_S}s")
+        rtts[i] = clock() - start
+        if got != msg:
+            raise benchutil.BenchError(f"ping {i}: the echo is not our message")
+    return rtts
+
+
+def _ping_pyaeron(pub: Any, sub: Any, idle: Callable[[int], None], count: int, seq0: int,
+                  limit: int) -> list[int]:
+    offer, poll, clock = pub.offer, sub.poll, time.perf_counter_ns
+    pad = bytes(MSG_LEN - 8)
+    timeout_ns = int(SAMPLE_TIMEOUT_S * 1e9)
+    rtts = [0] * count
+    got: bytes | None = None
+
+    def handler(view: Any, header: Any) -> None:
+        nonlocal got
+        got = bytes(view)  # the view is only valid during the call
+
+    for i in range(count):
+        msg = (seq0 + i).to_bytes(8, "little") + pad
+        got = None
+        start = clock()
+        while not offer(msg):
+            if clock() - start > timeout_ns:
+                raise benchutil.BenchError(f"ping {i}: offer not accepted for {SAMPLE_TIMEOUT_S}s")
+        spins = 0
+        while not poll(handler, limit):
+            idle(0)
+            spins += 1
+            if spins & 0xFFF == 0 and clock() - start > timeout_ns:
+                raise benchutil.BenchError(f"ping {i}: no pong within {SAMPLE_TIMEOUT_S}s")
+        rtts[i] = clock() - start
+        if got != msg:
+            raise benchutil.BenchError(f"ping {i}: the echo is not our message")
+    return rtts
+
+
+def ping_main(args: argparse.Namespace) -> int:
+    peer = connect(args.library, args.dir, args.idle)
+    sub = peer.subscription(args.channel, args.pong_stream)
+    pub = peer.publication(args.channel, args.ping_stream)
+    _wait(lambda: bool(sub.is_connected), "pong subscription not connected")
+    loop = _ping_aeron_py if args.library == "aeron_py" else _ping_pyaeron
+    started = time.monotonic()
+    loop(pub, sub, peer.idle.idle, args.warmup, 0, args.fragment_limit)
+    rtts = loop(pub, sub, peer.idle.idle, args.samples, args.warmup, args.fragment_limit)
+    wall = time.monotonic() - started
+    print(json.dumps({"rtt_us": benchutil.percentiles_us(rtts), "wall_s": round(wall, 3),
+                      "client": peer.version()}), flush=True)
+    peer.close()
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
+# drain (subscriber handler throughput)
+
+
+def _fill(library: str, pub: Any, idle: Callable[[int], None], count: int) -> None:
+    """Offer ``count`` messages (untimed), retrying the retryable outcomes (bounded)."""
+    msg = bytes(MSG_LEN)
+    offer = pub.offer
+    deadline = time.monotonic() + SETUP_TIMEOUT_S
+    accepted = (lambda r: r > 0) if library == "aeron_py" else bool
+    for i in range(count):
+        while not accepted(result := offer(msg)):
+            if time.monotonic() > deadline:
+                raise benchutil.BenchError(f"fill: message {i} of {count} not accepted within {SETUP_TIMEOUT_S}s "
+                                           f"(last result {result!r}, position {pub.position})")
+            idle(0)
+
+
+def drain_main(args: argparse.Namespace) -> int:
+    peer = connect(args.library, args.dir, args.idle)
+    sub = peer.subscription(args.channel, args.stream)
+    pub = peer.publication(args.channel, args.stream)
+    idle, poll, limit, clock = peer.idle.idle, sub.poll, args.fragment_limit, time.perf_counter_ns
+    seen = 0
+
+    def handler(data: Any, header: Any) -> None:  # the same body for both libraries
+        nonlocal seen
+        seen += 1
+
+    rates = []
+    for _ in range(args.batches):
+        _fill(args.library, pub, idle, args.batch)
+        target = seen + args.batch
+        deadline_ns = clock() + int(SAMPLE_TIMEOUT_S * 1e9)
+        start = clock()
+        polls = 0
+        while seen < target:
+            poll(handler, limit)
+            polls += 1
+            if polls & 0xFFF == 0 and clock() > deadline_ns:
+                raise benchutil.BenchError(f"drain: {target - seen} messages missing after {SAMPLE_TIMEOUT_S}s")
+        elapsed = clock() - start
+        if seen != target:
+            raise benchutil.BenchError(f"drain: handler saw {seen - target} more messages than were offered")
+        rates.append(args.batch / (elapsed / 1e9))
+    print(json.dumps({"msgs_per_s": sorted(rates)[len(rates) // 2], "batch_rates": rates,
+                      "batch": args.batch, "client": peer.version()}), flush=True)
+    peer.close()
+    return 0
+
+
+def _parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="peer benchmark child process (started by peers.py)")
+    parser.add_argument("library", choices=LIBRARIES)
+    roles = parser.add_subparsers(dest="role", required=True)
+    for role in ("ping", "pong", "drain"):
+        p = roles.add_parser(role)
+        p.add_argument("--dir", required=True, help="the shared driver's AERON_DIR")
+        p.add_argument("--channel", default="aeron:ipc")
+        p.add_argument("--idle", choices=benchutil.IDLE_MODES, default="spin")
+        p.add_argument("--fragment-limit", type=int, default=10)
+        if role in ("ping", "pong"):
+            p.add_argument("--ping-stream", type=int, required=True)
+            p.add_argument("--pong-stream", type=int, required=True)
+        if role == "ping":
+            p.add_argument("--warmup", type=int, required=True)
+            p.add_argument("--samples", type=int, required=True)
+        if role == "pong":
+            p.add_argument("--max-seconds", type=float, default=600.0)
+        if role == "drain":
+            p.add_argument("--stream", type=int, required=True)
+            p.add_argument("--batch", type=int, required=True, help="messages per timed drain")
+            p.add_argument("--batches", type=int, required=True)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse_args(argv)
+    return {"ping": ping_main, "pong": pong_main, "drain": drain_main}[args.role](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

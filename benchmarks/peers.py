@@ -1,0 +1,302 @@
+"""aeron_py against pyaeron (the other CPython binding over Aeron's C client), with the
+C cping/cpong floor, in one run on one C media driver.  Writes results/peers.{json,png}.
+
+Run it with the benchmark venv's CPython 3.12 (pyaeron ships cp312+ wheels only; it is
+never an aeron_py dependency): ``benchmarks/peer_venv.sh`` makes that venv, then
+``benchmarks/.build/peer-venv/bin/python benchmarks/peers.py --quick``.
+
+What is measured, each through the library's natural user API (``peer_roles.py``):
+- RTT: one 32 B message in flight over ``aeron:ipc``, ping and pong each in its own
+  process, exclusive publications, fragment limit 10, idle ``spin`` and ``yield``;
+  Aeron's ``cping``/``cpong`` (same cases, ``pingpong.c_pingpong``) give the floor.
+- Handler throughput: how fast ``sub.poll(handler, 256)`` drains a pre-filled IPC log
+  with a Python handler called per 32 B message (no publisher running while timed).
+Every round runs every implementation once, in turn (C, aeron_py, pyaeron, C, ...).
+Targets (reported, never asserted): aeron_py RTT p50 <= 1.0x pyaeron's, handler
+throughput >= 1.0x pyaeron's, IPC RTT p50 <= 3x C cping in spin mode.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import logging
+import os
+import sys
+import time
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import benchutil  # noqa: E402
+import c_tools  # noqa: E402
+import pingpong  # noqa: E402
+import shared_driver  # noqa: E402
+
+log = logging.getLogger("benchmarks.peers")
+
+PEERS = ("aeron_py", "pyaeron")
+CHANNEL = "aeron:ipc"
+RTT_FRAGMENT_LIMIT = pingpong.FRAGMENT_LIMIT
+DRAIN_FRAGMENT_LIMIT = 256
+DRAIN_BATCH = 400_000  # well below the IPC publication window (half the 64 MiB term = 524 288 frames of 64 B)
+RTT_VS_PYAERON_TARGET = 1.0
+THROUGHPUT_VS_PYAERON_TARGET = 1.0
+RTT_VS_C_SPIN_TARGET = 3.0
+PEER_VENV_HINT = "make the benchmark venv with benchmarks/peer_venv.sh and run this script with its python"
+
+
+def rtt_plan(quick: bool) -> list[pingpong.Case]:
+    warmup, samples = (2_000, 10_000) if quick else (20_000, 50_000)
+    return [pingpong.Case("ipc", "spin", warmup, samples), pingpong.Case("ipc", "yield", warmup, samples)]
+
+
+def peer_rtt(library: str, driver: Any, case: pingpong.Case) -> dict[str, Any]:
+    """``library``'s ping and pong, each in its own child process, on the shared driver."""
+    ping_stream, pong_stream = benchutil.next_stream_id(), benchutil.next_stream_id()
+    common = ["--dir", driver.dir, "--channel", CHANNEL, "--idle", case.idle, "--fragment-limit",
+              str(RTT_FRAGMENT_LIMIT), "--ping-stream", str(ping_stream), "--pong-stream", str(pong_stream)]
+    env = driver.client_env()
+    pong = benchutil.Child(f"{library}-pong-{case.idle}",
+                           benchutil.python_child_argv("peer_roles.py", library, "pong", *common), env)
+    try:
+        pong.wait_for_line(lambda t: t == "READY", 30.0, "pong READY")
+        ping = benchutil.Child(f"{library}-ping-{case.idle}", benchutil.python_child_argv(
+            "peer_roles.py", library, "ping", *common, "--warmup", str(case.warmup), "--samples",
+            str(case.samples)), env)
+        code = ping.wait(60.0 + (case.warmup + case.samples) * 0.002)
+        if code != 0:
+            raise benchutil.BenchError(f"{library} ping exited {code}: {ping.stderr_tail()}")
+        result = _last_json(ping)
+    finally:
+        pong.stop()
+    return {"impl": library, **result}
+
+
+def peer_drain(library: str, driver: Any, batches: int) -> dict[str, Any]:
+    """``library``'s subscriber draining ``batches`` pre-filled logs of DRAIN_BATCH messages."""
+    child = benchutil.Child(f"{library}-drain", benchutil.python_child_argv(
+        "peer_roles.py", library, "drain", "--dir", driver.dir, "--channel", CHANNEL, "--idle", "yield",
+        "--fragment-limit", str(DRAIN_FRAGMENT_LIMIT), "--stream", str(benchutil.next_stream_id()),
+        "--batch", str(DRAIN_BATCH), "--batches", str(batches)), driver.client_env())
+    code = child.wait(120.0)
+    if code != 0:
+        raise benchutil.BenchError(f"{library} drain exited {code}: {child.stderr_tail()}")
+    return {"impl": library, **_last_json(child)}
+
+
+def _last_json(child: benchutil.Child) -> dict[str, Any]:
+    for line in reversed(child.snapshot()):
+        if line.text.startswith("{"):
+            result: dict[str, Any] = json.loads(line.text)
+            return result
+    raise benchutil.BenchError(f"{child.name} printed no summary: {child.text()[-400:]} {child.stderr_tail()}")
+
+
+def run_rtt(tools: Any, driver: Any, quick: bool, rounds: int) -> list[dict[str, Any]]:
+    cases = []
+    for case in rtt_plan(quick):
+        runners = {"c": lambda: pingpong.c_pingpong(tools, driver.dir, driver.client_env(), case)}
+        for lib in PEERS:
+            runners[lib] = lambda lib=lib: peer_rtt(lib, driver, case)
+        runs = benchutil.run_rounds(f"RTT ipc idle={case.idle} ({case.warmup} warm-up + {case.samples})",
+                                    rounds, runners, driver.check_alive)
+        entry: dict[str, Any] = {"transport": case.transport, "idle": case.idle, "warmup": case.warmup,
+                                 "samples": case.samples, "msg_len": pingpong.MSG_LEN}
+        for impl, out in runs.items():
+            ok = [r["rtt_us"] for r in out if "rtt_us" in r]
+            entry[impl] = {"rtt_us": benchutil.median_by_key(ok), "rtt_us_best_round": benchutil.min_by_key(ok),
+                           "rounds": out}
+            if ok:
+                s = entry[impl]["rtt_us"]
+                log.info("  %s ipc/%s: p50 %.2f us p99 %.2f us (median of %d)", impl, case.idle, s["p50"], s["p99"],
+                         len(ok))
+        for other in ("pyaeron", "c"):
+            for field, key in (("rtt_us", f"ratio_aeron_py_over_{other}"),
+                               ("rtt_us_best_round", f"ratio_aeron_py_over_{other}_best_round")):
+                py, them = entry["aeron_py"][field] or {}, entry[other][field] or {}
+                entry[key] = {k: benchutil.ratio(py.get(k), them.get(k)) for k in ("p50", "p99")}
+        entry["ratio_pyaeron_over_c"] = {k: benchutil.ratio((entry["pyaeron"]["rtt_us"] or {}).get(k),
+                                                            (entry["c"]["rtt_us"] or {}).get(k)) for k in ("p50", "p99")}
+        cases.append(entry)
+    return cases
+
+
+def run_throughput(driver: Any, quick: bool, rounds: int) -> dict[str, Any]:
+    batches = 5 if quick else 15
+    runners = {lib: (lambda lib=lib: peer_drain(lib, driver, batches)) for lib in PEERS}
+    runs = benchutil.run_rounds(f"handler throughput ({batches} x {DRAIN_BATCH} msgs)", rounds, runners,
+                                driver.check_alive)
+    entry: dict[str, Any] = {"channel": CHANNEL, "msg_len": pingpong.MSG_LEN, "fragment_limit": DRAIN_FRAGMENT_LIMIT,
+                             "batch": DRAIN_BATCH, "batches_per_round": batches}
+    for impl, out in runs.items():
+        rates = sorted(r["msgs_per_s"] for r in out if "msgs_per_s" in r)
+        entry[impl] = {"msgs_per_s": rates[len(rates) // 2] if rates else None,
+                       "msgs_per_s_best_round": rates[-1] if rates else None, "rounds": out}
+        if rates:
+            log.info("  %s: %.3g msgs/s (median of %d rounds)", impl, entry[impl]["msgs_per_s"], len(rates))
+    entry["ratio_aeron_py_over_pyaeron"] = benchutil.ratio(entry["aeron_py"]["msgs_per_s"],
+                                                           entry["pyaeron"]["msgs_per_s"])
+    entry["ratio_best_round"] = benchutil.ratio(entry["aeron_py"]["msgs_per_s_best_round"],
+                                                entry["pyaeron"]["msgs_per_s_best_round"])
+    return entry
+
+
+def targets(rtt: list[dict[str, Any]], thr: dict[str, Any]) -> dict[str, Any]:
+    """Each target with its measured ratio and whether it was met (None = no data)."""
+    out: dict[str, Any] = {}
+    for case in rtt:
+        r = case["ratio_aeron_py_over_pyaeron"]["p50"]
+        out[f"rtt_p50_vs_pyaeron_ipc_{case['idle']}"] = {
+            "ratio": r, "ratio_best_round": case["ratio_aeron_py_over_pyaeron_best_round"]["p50"],
+            "target_max": RTT_VS_PYAERON_TARGET, "met": None if r is None else r <= RTT_VS_PYAERON_TARGET}
+        if case["idle"] == "spin":
+            rc = case["ratio_aeron_py_over_c"]["p50"]
+            out["rtt_p50_vs_c_ipc_spin"] = {
+                "ratio": rc, "ratio_best_round": case["ratio_aeron_py_over_c_best_round"]["p50"],
+                "target_max": RTT_VS_C_SPIN_TARGET, "met": None if rc is None else rc <= RTT_VS_C_SPIN_TARGET}
+    rt = thr["ratio_aeron_py_over_pyaeron"]
+    out["handler_throughput_vs_pyaeron"] = {"ratio": rt, "ratio_best_round": thr["ratio_best_round"],
+                                            "target_min": THROUGHPUT_VS_PYAERON_TARGET,
+                                            "met": None if rt is None else rt >= THROUGHPUT_VS_PYAERON_TARGET}
+    return out
+
+
+def _versions(tools: Any, driver: Any) -> dict[str, Any]:
+    """Library versions, the Aeron each links, and the driver's CnC version (compatibility)."""
+    from aeron_py import _aeron
+
+    cnc = _aeron.Cnc(driver.dir, 1000)
+    try:
+        constants = cnc.constants()
+    finally:
+        cnc.close()
+    cnc_version = constants.get("cnc_version")
+    return {
+        "driver_aeron": tools.version,
+        "driver_cnc_version": cnc_version,
+        "driver_cnc_version_text": (None if not isinstance(cnc_version, int) else
+                                    f"{cnc_version >> 16 & 0xFF}.{cnc_version >> 8 & 0xFF}.{cnc_version & 0xFF}"),
+        "aeron_py": {"package": _dist_version("aeron_py"), "links_aeron": _aeron.version_full()},
+        "pyaeron": {"package": _dist_version("pyaeron"), "links_aeron": "see rtt[*].pyaeron.rounds[*].client.aeron"},
+        "cnc_compatibility": (
+            "Aeron's client maps the driver's cnc.dat and refuses a CnC major version different from its own or "
+            "a minor version below its own (aeron_context.c); a client that connected and exchanged messages "
+            "(every round here) passed that check against this driver's CnC version."),
+    }
+
+
+def _dist_version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _loadavg() -> list[float] | None:
+    try:
+        return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
+    except (OSError, ValueError):
+        return None
+
+
+def check_interpreter() -> None:
+    """Both libraries must be importable by this interpreter (children use sys.executable)."""
+    missing = [lib for lib in PEERS if importlib.util.find_spec(lib) is None]
+    if missing:
+        raise SystemExit(f"{', '.join(missing)} not installed for {sys.executable}: {PEER_VENV_HINT}")
+
+
+def _parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description="aeron_py vs pyaeron (and the C cping floor): IPC RTT p50/p99 and subscriber handler "
+                    "throughput, through each library's natural API, on one Aeron C media driver, "
+                    "rounds interleaved. Writes peers.json and peers.png.",
+        epilog="Setup once: benchmarks/peer_venv.sh (CPython 3.12 venv with pyaeron and this tree's aeron_py). "
+               "Then: benchmarks/.build/peer-venv/bin/python benchmarks/peers.py --quick",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke run: 2 000 warm-up + 10 000 round trips, 5 drains per round, 2 rounds (~15 s once the C tools are built)")
+    parser.add_argument("--rounds", type=int, default=None, help="rounds per case (default: 2 quick, 5 full)")
+    parser.add_argument("--out-dir", type=Path, default=benchutil.RESULTS_DIR,
+                        help=f"where peers.json and peers.png go (default {benchutil.RESULTS_DIR})")
+    args = parser.parse_args(argv)
+    if args.rounds is None:
+        args.rounds = 2 if args.quick else 5
+    if args.rounds < 1:
+        parser.error(f"--rounds must be >= 1, got {args.rounds}")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    check_interpreter()
+    benchutil.install_signal_cleanup()
+    import plot
+
+    started = time.monotonic()
+    load_before = _loadavg()
+    tools = c_tools.build_c_tools()
+    with shared_driver.SharedDriver(tools.aeronmd, benchutil.LOG_DIR) as driver:
+        versions = _versions(tools, driver)
+        rtt = run_rtt(tools, driver, args.quick, args.rounds)
+        thr = run_throughput(driver, args.quick, args.rounds)
+        settings = dict(driver.settings)
+    results = {
+        "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "quick": args.quick, "rounds": args.rounds, "duration_s": round(time.monotonic() - started, 1),
+        "versions": versions,
+        "driver": {"binary": str(tools.aeronmd), "environment": settings},
+        "machine": {**benchutil.machine_info(), "loadavg_before": load_before, "loadavg_after": _loadavg()},
+        "targets": targets(rtt, thr),
+        "method": {
+            "api": "each library's natural API: Aeron(dir=...), add_exclusive_publication, add_subscription, "
+                   "pub.offer(bytes), sub.poll(handler, limit) with a Python handler per message, the library's "
+                   "own IdleStrategy objects (both wrap Aeron's C idle functions)",
+            "rtt": f"one {pingpong.MSG_LEN} B message in flight on {CHANNEL}, ping and pong in separate processes, "
+                   f"fragment limit {RTT_FRAGMENT_LIMIT}; pong echoes from inside its handler; ping checks the echo",
+            "throughput": f"poll(handler, {DRAIN_FRAGMENT_LIMIT}) draining {DRAIN_BATCH} pre-filled messages, "
+                          "handler counts; median batch rate per round; no publisher running while timed",
+            "order": "every round runs C (RTT only), aeron_py, pyaeron in turn",
+        },
+        "rtt": rtt,
+        "throughput": thr,
+    }
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    json_path, png_path = args.out_dir / "peers.json", args.out_dir / "peers.png"
+    json_path.write_text(json.dumps(results, indent=1) + "\n")
+    plot.render_peers(results, png_path)
+    print_summary(results)
+    print(f"wrote {json_path} and {png_path} in {results['duration_s']}s")
+    return 0
+
+
+def print_summary(results: dict[str, Any]) -> None:
+    def fmt(d: dict[str, float] | None) -> str:
+        return f"{d['p50']:.3g} / {d['p99']:.3g}" if d else "failed"
+
+    print(f"\nIPC RTT, {pingpong.MSG_LEN} B, one in flight (median of {results['rounds']} rounds), p50 / p99 us")
+    print(f"{'idle':<8}{'C cping':>18}{'aeron_py':>18}{'pyaeron':>18}{'py/pyaeron p50':>16}{'py/C p50':>10}")
+    for case in results["rtt"]:
+        print(f"{case['idle']:<8}{fmt(case['c']['rtt_us']):>18}{fmt(case['aeron_py']['rtt_us']):>18}"
+              f"{fmt(case['pyaeron']['rtt_us']):>18}{str(case['ratio_aeron_py_over_pyaeron']['p50']):>16}"
+              f"{str(case['ratio_aeron_py_over_c']['p50']):>10}")
+    thr = results["throughput"]
+
+    def rate(impl: str) -> str:
+        v = thr[impl]["msgs_per_s"]
+        return f"{v / 1e6:.3g} M/s" if v else "failed"
+
+    print(f"handler throughput: aeron_py {rate('aeron_py')}, pyaeron {rate('pyaeron')}, "
+          f"ratio {thr['ratio_aeron_py_over_pyaeron']}")
+    for name, t in results["targets"].items():
+        bound = f"<= {t['target_max']}" if "target_max" in t else f">= {t['target_min']}"
+        print(f"target {name}: {t['ratio']} ({bound}) met={t['met']}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
