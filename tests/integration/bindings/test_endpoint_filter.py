@@ -5,7 +5,6 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
-import struct
 import subprocess
 import sys
 import time
@@ -16,33 +15,22 @@ import pytest
 
 from aeron_py import Aeron, AeronError, MediaDriver
 from aeron_py.endpoint_filter import EndpointFilterConfig
+import forged
 from conftest import free_udp_port, wait_until
+from forged import raw_socket
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.integration]
 
 TERM = 64 * 1024
 STREAM = 1001
-SETUP_TYPE, DATA_TYPE = 0x05, 0x01
 
 
 def setup_frame(session_id: int, stream_id: int = STREAM, term_length: int = TERM, initial_term_id: int = 7) -> bytes:
-    """A 40-byte SETUP: frame header (length, version, flags, type) + setup fields."""
-    return struct.pack("<iBBhiiiiiiii", 40, 0, 0, SETUP_TYPE, 0, session_id, stream_id, initial_term_id,
-                       initial_term_id, term_length, 1408, 0)
+    return forged.setup_frame(session_id, stream_id, term_length, initial_term_id)
 
 
 def data_frame(session_id: int, term_id: int, term_offset: int, payload: bytes, stream_id: int = STREAM) -> bytes:
-    """A DATA frame (begin+end flags) carrying ``payload`` at ``term_offset``."""
-    header = struct.pack("<iBBhiiiiq", 32 + len(payload), 0, 0xC0, DATA_TYPE, term_offset, session_id, stream_id,
-                         term_id, 0)
-    return header + payload
-
-
-@contextmanager
-def raw_socket(source: str) -> Iterator[socket.socket]:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind((source, 0))
-        yield s
+    return forged.data_frame(session_id, term_id, term_offset, payload, stream_id)
 
 
 @contextmanager

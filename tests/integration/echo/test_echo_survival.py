@@ -21,7 +21,9 @@ from aeron_py.echo.client import EchoClient
 from aeron_py.echo.flood import HelloFlood
 from aeron_py.stat import DriverStat
 from aeron_py.telemetry import read_events
+from aeron_py.echo.protocol import STREAM_ID
 from echo_harness import HOST, PortBlocks, Ports, wait_until
+from forged import raw_socket, setup_frame
 from processes import ChildProcess
 
 pytestmark = [pytest.mark.timeout(90), pytest.mark.integration]
@@ -186,3 +188,36 @@ def test_second_sigint_exits_at_once(tmp_path: Path) -> None:
         os.kill(server.pid, signal.SIGINT)
         code = server.wait(timeout=10)
     assert code == 1 and "second SIGINT" in stderr_of(server), server.output_tail()
+
+
+def test_forged_setup_flood_is_dropped_in_the_driver_and_the_server_serves(tmp_path: Path) -> None:
+    """8,000 raw 40-byte SETUP frames (a new session each, 1 GiB terms) at 800/s from one
+    address, no Aeron client: the driver's filter drops them before any image or log file
+    exists; a legitimate client is served at once after; VmSize stays within 64 MiB of its
+    baseline; SIGTERM stops the server cleanly (exit 0)."""
+    ports = BLOCKS.take(4)
+    with server_process(tmp_path, ports, 4, "--image-liveness-timeout", "2") as server:
+        baseline = resources(server)
+        started = time.monotonic()
+        with raw_socket("127.0.0.9") as attacker:
+            for i in range(8000):
+                attacker.sendto(setup_frame(i + 1, STREAM_ID, 1 << 30), (HOST, ports.port))
+                if i % 80 == 79:  # pace the attacker at 800 frames/s
+                    time.sleep(max(0.0, started + (i + 1) / 800 - time.monotonic()))
+        wait_until(lambda: served(ports, "127.0.0.2"), 10, "a legitimate client to be served after the flood")
+        after = resources(server)
+        wait_until(lambda: resources(server)["image_maps"] == baseline["image_maps"], 30,
+                   "the legitimate client's images to go")
+        images = Path(driver_dir(server)) / "images"
+        remaining = sorted(images.iterdir()) if images.exists() else []
+        with DriverStat(driver_dir(server)) as stat:
+            dropped = {c.label: c.value for c in stat.counters() if c.label.startswith("aeron_py filter dropped")}
+        os.kill(server.pid, signal.SIGTERM)
+        code = server.wait(timeout=20)
+    assert code == 0, server.output_tail()
+    # Most frames reach the driver (the kernel may drop a few on a loaded host); every one
+    # that did was dropped for its term length, so no 3 GiB log was ever mapped.
+    assert dropped["aeron_py filter dropped: setup term length"] >= 4000, dropped
+    assert after["vm_kib"] - baseline["vm_kib"] < 64 * 1024, (baseline, after)
+    assert after["image_maps"] <= 4  # the legitimate client's two images, nothing forged
+    assert remaining == []
