@@ -5,7 +5,7 @@
 #include "image.hpp"
 
 #include "fastcall.hpp"
-#include "handover.hpp"
+#include "instance.hpp"
 
 namespace aeron_py {
 
@@ -103,7 +103,7 @@ void set_public_image_class(py::object cls) {
 namespace {
 
 py::object as_public_image(std::unique_ptr<Image> image) {
-    return Handover<Image>::make(std::move(image), public_image_class);
+    return instance::adopt(reinterpret_cast<PyTypeObject *>(public_image_class), std::move(image));
 }
 
 PyMethodDef poll_def = {
@@ -143,8 +143,7 @@ py::object make_live_image(const std::shared_ptr<SubState> &sub, aeron_image_t *
 
 void init_image(py::module_ &m) {
     py::class_<Image> cls(m, "Image", "aeron_image_t: one publication's stream as seen by a subscription.");
-    cls.def(py::init([] { return Handover<Image>::take(); }), "Images are made by subscriptions.")
-        .def_property_readonly("session_id", [](const Image &i) { return i.constants().session_id; })
+    cls.def_property_readonly("session_id", [](const Image &i) { return i.constants().session_id; })
         .def_property_readonly("source_identity", [](const Image &i) { return i.constants().source_identity; })
         .def_property_readonly("correlation_id", [](const Image &i) { return i.constants().correlation_id; })
         .def_property_readonly("join_position", [](const Image &i) { return i.constants().join_position; })

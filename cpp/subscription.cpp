@@ -5,7 +5,7 @@
 #include "common.hpp"
 
 #include "fastcall.hpp"
-#include "handover.hpp"
+#include "instance.hpp"
 #include "image.hpp"
 
 namespace aeron_py {
@@ -236,14 +236,13 @@ void set_public_subscription_class(py::object cls) {
 }
 
 py::object make_subscription(const std::shared_ptr<ClientState> &client, aeron_subscription_t *subscription) {
-    return Handover<Subscription>::make(std::make_unique<Subscription>(client, subscription),
-                                        public_subscription_class);
+    return instance::adopt(reinterpret_cast<PyTypeObject *>(public_subscription_class),
+                           std::make_unique<Subscription>(client, subscription));
 }
 
 void init_subscription(py::module_ &m) {
     py::class_<Subscription> cls(m, "Subscription", "aeron_subscription_t (not thread-safe).");
-    cls.def(py::init([] { return Handover<Subscription>::take(); }), "Subscriptions are made by Client.async_add_subscription.")
-        .def_property_readonly("is_connected", &Subscription::is_connected, "aeron_subscription_is_connected")
+    cls.def_property_readonly("is_connected", &Subscription::is_connected, "aeron_subscription_is_connected")
         .def_property_readonly("is_closed", &Subscription::is_closed, "aeron_subscription_is_closed")
         .def_property_readonly("image_count", &Subscription::image_count, "aeron_subscription_image_count")
         .def("image_by_session_id", &Subscription::image_by_session_id, py::arg("session_id"),

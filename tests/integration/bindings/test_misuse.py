@@ -330,6 +330,8 @@ def test_a_thread_holding_the_gil_past_the_client_liveness_timeout_does_not_kill
     assert "GOT [b'still here']" in lines
 
 
+@pytest.mark.memory
+@pytest.mark.timeout(200)
 def test_subscription_add_close_cycles_keep_memory_flat():
     # 5,000 warm-up cycles, then 10,000 with image callbacks and image look-ups: RSS may grow by
     # at most 3 MiB (about 300 bytes per cycle). Before callback state lived and died with its
@@ -355,5 +357,5 @@ def test_subscription_add_close_cycles_keep_memory_flat():
         fast.close()
         print("GROWN_KIB", grown, flush=True)
         assert grown < 3072, grown
-    ''')
+    ''', timeout=180)
     assert any(line.startswith("GROWN_KIB") for line in lines)
