@@ -1,10 +1,11 @@
-# Generated from the built extension by .ci/stubs (pybind11-stubgen + post-processing); do not edit by hand.
+# Generated from the built extension by .ci/stubs (pybind11-stubgen + .ci/stub_fixups.py); do not edit by hand.
 """
 Thin bindings over Aeron's C client (aeronc.h) and embedded C media driver (aeronmd.h).
 """
 from __future__ import annotations
 import collections.abc
 import typing
+import typing_extensions
 class AeronError(RuntimeError):
     """
     A call into the Aeron C library failed. `errcode` is aeron_errcode(); the message is aeron_errmsg().
@@ -15,6 +16,10 @@ class Header:
     """
     def __repr__(self) -> str:
         ...
+    def copy(self) -> Header:
+        """
+        Another detached Header.
+        """
     @property
     def flags(self) -> int:
         ...
@@ -47,31 +52,79 @@ class Header:
     @property
     def type(self) -> int:
         ...
-class FragmentAssembler:
+@typing.final
+class HeaderView:
     """
-    aeron_controlled_fragment_assembler_t: reassembles messages larger than the MTU.
+    The header of the fragment being handled (aeron_header_t); valid only during the handler call.
     """
-    def __init__(self) -> None:
+    def __repr__(self) -> str:
+        """
+        Return repr(self).
+        """
+    def copy(self, /) -> Header:
+        """
+        A detached Header (aeron_header_values + aeron_header_position).
+        """
+    @property
+    def session_id(self) -> int:
         ...
+    @property
+    def stream_id(self) -> int:
+        ...
+    @property
+    def term_id(self) -> int:
+        ...
+    @property
+    def term_offset(self) -> int:
+        ...
+    @property
+    def frame_length(self) -> int:
+        ...
+    @property
+    def flags(self) -> int:
+        ...
+    @property
+    def type(self) -> int:
+        ...
+    @property
+    def reserved_value(self) -> int:
+        ...
+    @property
+    def initial_term_id(self) -> int:
+        ...
+    @property
+    def position(self) -> int:
+        """
+        aeron_header_position
+        """
+    @property
+    def is_valid(self) -> bool:
+        """
+        True during the handler call only.
+        """
 class Image:
     """
     aeron_image_t: one publication's stream as seen by a subscription.
     """
+    def __init__(self) -> None:
+        """
+        Images are made by subscriptions.
+        """
     def close(self) -> None:
         """
-        aeron_subscription_image_release; idempotent.
+        aeron_subscription_image_release; idempotent. Deferred until a poll in progress returns.
         """
-    def controlled_poll(self, handler: typing.Any, fragment_limit: typing.SupportsInt | typing.SupportsIndex, assembler: FragmentAssembler | None = None, with_header: bool = True) -> int:
+    def controlled_poll(self, /, handler: collections.abc.Callable[..., int | None], fragment_limit: int = 10, zero_copy: bool = False, with_header: bool = True) -> int:
         """
-        aeron_image_controlled_poll; the handler returns an ACTION_*.
+        aeron_image_controlled_poll; the handler returns an ACTION_* (None = CONTINUE).
         """
-    def poll(self, handler: typing.Any, fragment_limit: typing.SupportsInt | typing.SupportsIndex, assembler: FragmentAssembler | None = None, with_header: bool = True) -> int:
+    def poll(self, /, handler: collections.abc.Callable[..., object], fragment_limit: int = 10, zero_copy: bool = False, with_header: bool = True) -> int:
         """
-        aeron_image_controlled_poll, handler(data: bytes, header).
+        aeron_image_controlled_poll with reassembly: handler(data, header) per message. data is bytes, or with zero_copy a read-only memoryview dead after the call; header is a view valid during the call.
         """
-    def poll_batch(self, fragment_limit: typing.SupportsInt | typing.SupportsIndex, assembler: FragmentAssembler | None = None) -> list[typing.Any]:
+    def poll_batch(self, /, fragment_limit: int = 100) -> list[bytes]:
         """
-        aeron_image_controlled_poll collecting payloads into a list of bytes.
+        aeron_image_controlled_poll collecting reassembled payloads into a list of bytes.
         """
     def reject(self, reason: str) -> None:
         """
@@ -132,6 +185,11 @@ class Subscription:
     """
     aeron_subscription_t (not thread-safe).
     """
+    _work: typing.Any
+    def __init__(self) -> None:
+        """
+        Subscriptions are made by Client.async_add_subscription.
+        """
     def async_add_destination(self, uri: str) -> AsyncDestination:
         """
         aeron_subscription_async_add_destination (MDS).
@@ -142,31 +200,35 @@ class Subscription:
         """
     def close(self) -> None:
         """
-        aeron_subscription_close; idempotent.
+        aeron_subscription_close; idempotent. Deferred until a poll in progress returns.
         """
-    def controlled_poll(self, handler: typing.Any, fragment_limit: typing.SupportsInt | typing.SupportsIndex, assembler: FragmentAssembler | None = None, with_header: bool = True) -> int:
+    def controlled_poll(self, /, handler: collections.abc.Callable[..., int | None], fragment_limit: int = 10, zero_copy: bool = False, with_header: bool = True) -> int:
         """
-        aeron_subscription_controlled_poll; the handler returns an ACTION_*.
+        aeron_subscription_controlled_poll with reassembly; the handler returns an ACTION_* (None = CONTINUE).
         """
-    def image_at_index(self, index: typing.SupportsInt | typing.SupportsIndex) -> typing.Any:
+    def image_at_index(self, index: typing.SupportsInt | typing.SupportsIndex) -> Image | None:
         """
         aeron_subscription_image_at_index: a retained Image or None.
         """
-    def image_by_session_id(self, session_id: typing.SupportsInt | typing.SupportsIndex) -> typing.Any:
+    def image_by_session_id(self, session_id: typing.SupportsInt | typing.SupportsIndex) -> Image | None:
         """
         aeron_subscription_image_by_session_id: a retained Image or None.
         """
-    def images(self) -> list[typing.Any]:
+    def images(self) -> list[Image]:
         """
         Retained Images, one per aeron_subscription_image_at_index.
         """
-    def poll(self, handler: typing.Any, fragment_limit: typing.SupportsInt | typing.SupportsIndex, assembler: FragmentAssembler | None = None, with_header: bool = True) -> int:
+    def poll(self, /, handler: collections.abc.Callable[..., object], fragment_limit: int = 10, zero_copy: bool = False, with_header: bool = True) -> int:
         """
-        aeron_subscription_controlled_poll, handler(data: bytes, header).
+        aeron_subscription_controlled_poll with reassembly: handler(data, header) per message. data is bytes, or with zero_copy a read-only memoryview dead after the call; header is a view valid during the call.
         """
-    def poll_batch(self, fragment_limit: typing.SupportsInt | typing.SupportsIndex, assembler: FragmentAssembler | None = None) -> list[typing.Any]:
+    def poll_batch(self, /, fragment_limit: int = 100) -> list[bytes]:
         """
-        aeron_subscription_controlled_poll collecting payloads into a list of bytes.
+        aeron_subscription_controlled_poll collecting reassembled payloads into a list of bytes.
+        """
+    def poll_fragments(self, /, handler: collections.abc.Callable[..., object], fragment_limit: int = 10, zero_copy: bool = False, with_header: bool = True) -> int:
+        """
+        aeron_subscription_controlled_poll without reassembly: the handler sees raw fragments.
         """
     def resolved_endpoint(self) -> str:
         """
@@ -201,29 +263,6 @@ class Subscription:
     @property
     def stream_id(self) -> int:
         ...
-class BufferClaim:
-    """
-    aeron_buffer_claim_t
-    """
-    def abort(self) -> None:
-        """
-        aeron_buffer_claim_abort
-        """
-    def commit(self) -> None:
-        """
-        aeron_buffer_claim_commit
-        """
-    @property
-    def data(self) -> typing.Any:
-        """
-        Writable memoryview of the claimed space.
-        """
-    @property
-    def done(self) -> bool:
-        ...
-    @property
-    def length(self) -> int:
-        ...
 class AsyncDestination:
     """
     aeron_async_destination_t
@@ -232,99 +271,46 @@ class AsyncDestination:
         """
         aeron_*_async_destination_poll: True when done.
         """
-class Publication:
+class BufferClaim:
     """
-    aeron_publication_t (thread-safe).
+    aeron_buffer_claim_t: a writable window of the log.
     """
-    def async_add_destination(self, uri: str) -> AsyncDestination:
+    def abort(self, /) -> None:
         """
-        aeron_publication_async_add_destination (MDC manual control mode).
+        aeron_buffer_claim_abort: turn the claimed space into padding.
         """
-    def async_remove_destination(self, uri: str) -> AsyncDestination:
+    def commit(self, /) -> None:
         """
-        aeron_publication_async_remove_destination
-        """
-    def close(self) -> None:
-        """
-        aeron_publication_close; idempotent.
-        """
-    def local_sockaddrs(self) -> list[str]:
-        """
-        aeron_publication_local_sockaddrs
-        """
-    def offer(self, buffer: typing.Any) -> int:
-        """
-        aeron_publication_offer: the new position (>0) or a negative result code. Zero-copy.
-        """
-    def offer_batch(self, buffers: collections.abc.Sequence[typing.Any]) -> tuple[typing.Any, ...]:
-        """
-        aeron_publication_offer for each buffer until one fails: (offered, last result).
-        """
-    def try_claim(self, length: typing.SupportsInt | typing.SupportsIndex) -> tuple[typing.Any, ...]:
-        """
-        aeron_publication_try_claim: (result, BufferClaim or None).
+        aeron_buffer_claim_commit: publish the claimed bytes. Raises RuntimeError when already ended, PublicationClosedError / ClientClosedError when its publication / client closed first (it was aborted).
         """
     @property
-    def channel(self) -> str:
-        ...
-    @property
-    def channel_status(self) -> int:
+    def done(self) -> bool:
         """
-        aeron_publication_channel_status
+        True once committed, aborted, or ended by a close.
         """
     @property
-    def initial_term_id(self) -> int:
-        ...
-    @property
-    def is_closed(self) -> bool:
+    def length(self) -> int:
         """
-        aeron_publication_is_closed
+        Claimed bytes.
         """
-    @property
-    def is_connected(self) -> bool:
-        """
-        aeron_publication_is_connected
-        """
-    @property
-    def max_message_length(self) -> int:
-        ...
-    @property
-    def max_payload_length(self) -> int:
-        ...
-    @property
-    def max_possible_position(self) -> int:
-        ...
-    @property
-    def original_registration_id(self) -> int:
-        ...
     @property
     def position(self) -> int:
         """
-        aeron_publication_position
+        The stream position after this message (try_claim's result).
         """
     @property
-    def position_bits_to_shift(self) -> int:
-        ...
-    @property
-    def position_limit(self) -> int:
+    def state(self) -> str:
         """
-        aeron_publication_position_limit
+        'pending', 'committed', 'aborted', 'publication_closed' or 'client_closed'.
         """
     @property
-    def registration_id(self) -> int:
-        ...
-    @property
-    def session_id(self) -> int:
-        ...
-    @property
-    def stream_id(self) -> int:
-        ...
-    @property
-    def term_buffer_length(self) -> int:
-        ...
-class ExclusivePublication:
+    def data(self) -> memoryview:
+        """
+        Writable memoryview of the claimed space; it and every slice of it raise ValueError once the claim ends.
+        """
+class Publication:
     """
-    aeron_exclusive_publication_t (single writer).
+    aeron_publication_t (thread-safe) or aeron_exclusive_publication_t (single writer).
     """
     def async_add_destination(self, uri: str) -> AsyncDestination:
         """
@@ -336,27 +322,37 @@ class ExclusivePublication:
         """
     def close(self) -> None:
         """
-        aeron_publication_close; idempotent.
+        aeron_publication_close; aborts pending claims first. Idempotent.
         """
     def local_sockaddrs(self) -> list[str]:
         """
-        aeron_publication_local_sockaddrs
+        aeron_publication_local_sockaddrs (every bound address).
         """
-    def offer(self, buffer: typing.Any) -> int:
+    def offer(self, buffer: typing_extensions.Buffer, /) -> int:
         """
-        aeron_publication_offer: the new position (>0) or a negative result code. Zero-copy.
+        aeron_publication_offer (or aeron_exclusive_publication_offer): offer one message, zero-copy from bytes or any C-contiguous buffer. Returns the new position (> 0), or NOT_CONNECTED / BACK_PRESSURED / ADMIN_ACTION (negative) to retry later; raises PublicationClosedError, MaxPositionExceededError or PublicationError.
         """
-    def offer_batch(self, buffers: collections.abc.Sequence[typing.Any]) -> tuple[typing.Any, ...]:
+    def offer_batch(self, buffers: collections.abc.Sequence[typing_extensions.Buffer], /) -> int:
         """
-        aeron_publication_offer for each buffer until one fails: (offered, last result).
+        aeron_publication_offer for each buffer in order until one is not accepted. Returns how many were offered (a retryable result stopped the rest); raises the terminal OfferError subclasses, TypeError naming the index of an item that is not bytes-like.
         """
-    def try_claim(self, length: typing.SupportsInt | typing.SupportsIndex) -> tuple[typing.Any, ...]:
+    def try_claim(self, length: int, /) -> BufferClaim:
         """
-        aeron_publication_try_claim: (result, BufferClaim or None).
+        aeron_publication_try_claim: claim `length` bytes of the log to write in place. Returns a Claim (commit() or abort() it, or use it as a context manager); raises the typed OfferError for every negative result (`.retryable` tells which to retry).
         """
     @property
-    def channel(self) -> str:
+    def _work(self) -> typing.Any:
+        """
+        The owning client's do_work in conductor-invoker mode, or None.
+        """
+    @_work.setter
+    def _work(self, arg0: typing.Any) -> None:
         ...
+    @property
+    def channel(self) -> str:
+        """
+        aeron_publication_constants_t.channel
+        """
     @property
     def channel_status(self) -> int:
         """
@@ -374,6 +370,11 @@ class ExclusivePublication:
     def is_connected(self) -> bool:
         """
         aeron_publication_is_connected
+        """
+    @property
+    def is_exclusive(self) -> bool:
+        """
+        True for an aeron_exclusive_publication_t.
         """
     @property
     def max_message_length(self) -> int:
@@ -442,7 +443,7 @@ class CountersReader:
         """
     def value(self, counter_id: typing.SupportsInt | typing.SupportsIndex) -> int:
         """
-        aeron_counters_reader_addr, read atomically.
+        aeron_counters_reader_addr, read atomically. IndexError outside 0..max_counter_id.
         """
     @property
     def max_counter_id(self) -> int:
@@ -453,7 +454,7 @@ class AsyncAddPublication:
     """
     aeron_async_add_publication_t
     """
-    def poll(self) -> typing.Any:
+    def poll(self) -> Publication | None:
         """
         The new handle, or None while the driver has not answered (aeron_async_add_*_poll).
         """
@@ -464,7 +465,7 @@ class AsyncAddExclusivePublication:
     """
     aeron_async_add_exclusive_publication_t
     """
-    def poll(self) -> typing.Any:
+    def poll(self) -> Publication | None:
         """
         The new handle, or None while the driver has not answered (aeron_async_add_*_poll).
         """
@@ -475,7 +476,7 @@ class AsyncAddSubscription:
     """
     aeron_async_add_subscription_t
     """
-    def poll(self) -> typing.Any:
+    def poll(self) -> Subscription | None:
         """
         The new handle, or None while the driver has not answered (aeron_async_add_*_poll).
         """
@@ -502,11 +503,15 @@ class Client:
         """
     def close(self) -> None:
         """
-        aeron_close + aeron_context_close; idempotent.
+        aeron_close + aeron_context_close; idempotent. Deferred until a poll in progress returns.
         """
-    def counters_reader(self) -> typing.Any:
+    def counters_reader(self) -> CountersReader:
         """
         aeron_counters_reader
+        """
+    def deliver_events(self, timeout: typing.SupportsFloat | typing.SupportsIndex) -> bool:
+        """
+        Calls the error/image callbacks for events the conductor queued, waiting up to `timeout` s (GIL released) for some. False once the client is closed.
         """
     def main_do_work(self) -> int:
         """
@@ -540,6 +545,34 @@ class Client:
         """
         aeron_is_closed
         """
+    @property
+    def lost_events(self) -> int:
+        """
+        Conductor events dropped because they could not be queued (out of memory).
+        """
+class EndpointFilter:
+    """
+    aeron_py_endpoint_filter_t: a receive-side UDP channel interceptor for the embedded driver.
+    """
+    def __init__(self, max_setup_term_length: typing.SupportsInt | typing.SupportsIndex, setup_rate: typing.SupportsFloat | typing.SupportsIndex, setup_burst: typing.SupportsFloat | typing.SupportsIndex, max_images_per_source: typing.SupportsInt | typing.SupportsIndex, max_images_total: typing.SupportsInt | typing.SupportsIndex, ipv4_prefix: typing.SupportsInt | typing.SupportsIndex, ipv6_prefix: typing.SupportsInt | typing.SupportsIndex, max_sources: typing.SupportsInt | typing.SupportsIndex, max_pending: typing.SupportsInt | typing.SupportsIndex, pending_timeout_ns: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_py_endpoint_filter_create (0 or less: no limit).
+        """
+    def counter_ids(self) -> dict[typing.Any, typing.Any]:
+        """
+        aeron_py_endpoint_filter_counter_id for every reason (-1: not in a CnC file).
+        """
+    def dropped(self) -> dict[typing.Any, typing.Any]:
+        """
+        aeron_py_endpoint_filter_dropped for every reason.
+        """
+    def publish(self, blocklist: collections.abc.Sequence[tuple[bytes, typing.SupportsInt | typing.SupportsIndex]], owners: collections.abc.Sequence[tuple[typing.SupportsInt | typing.SupportsIndex, bytes]]) -> None:
+        """
+        aeron_py_endpoint_filter_publish: replace the rule table atomically (GIL released).
+        """
+    @property
+    def phase(self) -> str:
+        ...
 class DriverContext:
     """
     aeron_driver_context_t (aeron_driver_context_init).
@@ -772,8 +805,10 @@ class Driver:
     """
     aeron_driver_t (aeron_driver_init + aeron_driver_start).
     """
-    def __init__(self, context: DriverContext, manual_main_loop: bool = False) -> None:
-        ...
+    def __init__(self, context: DriverContext, manual_main_loop: bool = False, endpoint_filter: typing.Any | None = None) -> None:
+        """
+        endpoint_filter: an EndpointFilter installed on the context before aeron_driver_init, its counters allocated before aeron_driver_start.
+        """
     def close(self) -> None:
         """
         aeron_driver_close + aeron_driver_context_close; idempotent.
@@ -805,7 +840,7 @@ class Cnc:
         """
         aeron_cnc_constants
         """
-    def counters_reader(self) -> typing.Any:
+    def counters_reader(self) -> CountersReader:
         """
         aeron_cnc_counters_reader
         """
@@ -839,6 +874,14 @@ class IdleStrategy:
     @property
     def name(self) -> str:
         ...
+def _register_publication(offer_error: typing.Any, client_closed: typing.Any, publication: type, exclusive: type, claim: type) -> None:
+    """
+    Private: aeron_py registers its public publication/claim classes and typed offer errors.
+    """
+def _register_subscription_side(subscription: typing.Any, image: typing.Any, snapshot_error: typing.Any) -> None:
+    """
+    The Python subclasses the extension makes Subscription and Image objects as, and the exception a live operation on a callback's Image snapshot raises (aeron_py registers them at import).
+    """
 def default_path() -> str:
     """
     aeron_default_path
@@ -882,6 +925,7 @@ ACTION_CONTINUE: int = 4
 ADMIN_ACTION: int = -3
 BACK_PRESSURED: int = -2
 COUNTER_RECORD_ALLOCATED: int = 1
+ENDPOINT_FILTER_COUNTER_TYPE_ID: int = 9101
 MAX_POSITION_EXCEEDED: int = -5
 NOT_CONNECTED: int = -1
 PUBLICATION_CLOSED: int = -4

@@ -15,9 +15,10 @@ import os
 import threading
 import weakref
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from . import _aeron
+from .driver import MediaDriver
 from .errors import AeronError, ClientClosedError
 from .publication import ExclusivePublication, Publication
 from .stat import Counter, counters_from
@@ -37,6 +38,15 @@ EVENT_JOIN_TIMEOUT_S = 5.0
 __all__ = ["Aeron", "PendingAdd", "wait_for"]
 
 
+class _AsyncAdd(Protocol):
+    """What ``_aeron.AsyncAdd{Publication,ExclusivePublication,Subscription}`` share."""
+
+    @property
+    def registration_id(self) -> int: ...
+
+    def poll(self) -> object: ...
+
+
 class PendingAdd(Generic[T]):
     """An add the media driver has not answered yet (``aeron_async_add_*``).
 
@@ -47,8 +57,10 @@ class PendingAdd(Generic[T]):
 
     __slots__ = ("_raw", "_wrap", "_result", "description")
 
-    def __init__(self, raw: Any, wrap: Callable[[Any], T], description: str) -> None:
-        self._raw, self._wrap, self._result = raw, wrap, None
+    # wrap takes the handle raw.poll() returns (Any: its class depends on which add raw is)
+    def __init__(self, raw: _AsyncAdd, wrap: Callable[[Any], T], description: str) -> None:
+        self._raw, self._wrap = raw, wrap
+        self._result: T | None = None
         self.description = description
 
     @property
@@ -95,7 +107,7 @@ class Aeron:
     modes.  Nothing is delivered after :meth:`close`.
     """
 
-    def __init__(self, dir: str | os.PathLike[str] | None = None, *, driver: Any = None,
+    def __init__(self, dir: str | os.PathLike[str] | None = None, *, driver: MediaDriver | None = None,
                  timeout: float = 10.0, resource_timeout: float = 5.0,
                  error_handler: ErrorHandler | None = _log_error, use_conductor_agent_invoker: bool = False,
                  client_name: str | None = None, **context_options: Any) -> None:
@@ -107,7 +119,7 @@ class Aeron:
         self.resource_timeout = resource_timeout
         self._invoker = use_conductor_agent_invoker
         try:
-            self._client: Any = _aeron.Client(
+            self._client = _aeron.Client(
                 dir=self._dir, driver_timeout_ms=int(timeout * 1000), error_handler=error_handler,
                 use_conductor_agent_invoker=use_conductor_agent_invoker, client_name=client_name,
                 **context_options)
@@ -214,7 +226,7 @@ class Aeron:
             # It wakes at once (close() closes the queue); joining means no callback runs after close().
             events.join(EVENT_JOIN_TIMEOUT_S)
 
-    def _require(self) -> Any:
+    def _require(self) -> _aeron.Client:
         if self._client.is_closed:
             raise ClientClosedError(f"the Aeron client for {self._dir!r} is closed")
         return self._client

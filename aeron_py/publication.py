@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, Union
+from typing import TYPE_CHECKING, Self, Union
 
 from . import _aeron
 from .errors import RESULT_NAMES, AeronTimeoutError, ClientClosedError, offer_error
@@ -90,7 +90,7 @@ class Publication(_aeron.Publication):
 
     __slots__ = ()
 
-    def __new__(cls, handle: Any, work: Callable[[], int] | None = None) -> Any:
+    def __new__(cls, handle: _aeron.Publication, work: Callable[[], int] | None = None) -> Self:
         # The extension makes the instance (already of this class); this only adopts it.
         if not isinstance(handle, cls):
             raise TypeError(f"{cls.__name__} objects are made by Aeron.add_*publication, not directly "
@@ -98,8 +98,11 @@ class Publication(_aeron.Publication):
         handle._work = work
         return handle
 
-    def __init__(self, handle: Any, work: Callable[[], int] | None = None) -> None:
+    def __init__(self, handle: _aeron.Publication, work: Callable[[], int] | None = None) -> None:
         pass
+
+    if TYPE_CHECKING:  # the extension makes claims as this module's Claim (registered below)
+        def try_claim(self, length: int, /) -> Claim: ...
 
     def offer_until(self, buffer: Buffer, *, timeout: float, idle: IdleStrategy | None = None) -> int:
         """Offer, retrying the retryable outcomes until ``timeout`` seconds have passed.

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, SupportsIndex, SupportsInt
 
 from . import _aeron
 from .channel import split_endpoint
@@ -123,6 +123,11 @@ class Subscription(_aeron.Subscription):
     """
 
     __slots__ = ()
+
+    if TYPE_CHECKING:  # the extension makes images as this module's Image (registered below)
+        def image_at_index(self, index: SupportsInt | SupportsIndex) -> Image | None: ...
+
+        def image_by_session_id(self, session_id: SupportsInt | SupportsIndex) -> Image | None: ...
 
     def add_destination(self, uri: object, *, timeout: float = 5.0) -> None:
         """Add a multi-destination-subscription (MDS) destination and wait for the driver."""

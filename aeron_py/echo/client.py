@@ -137,7 +137,7 @@ class EchoClient:
         self._dir = dir
         self._driver: MediaDriver | None = None
         self._aeron: Aeron | None = aeron
-        self._owned: list[Any] = []  # publications/subscriptions to close
+        self._owned: list[ExclusivePublication | Subscription] = []  # publications/subscriptions to close
         self._initial_pub: ExclusivePublication | None = None
         self._initial_sub: Subscription | None = None
         self._pub: ExclusivePublication | None = None
@@ -177,7 +177,7 @@ class EchoClient:
         """Start the driver (if embedded) and the initial channels."""
         now = time.monotonic() if now is None else now
         if self._aeron is None:
-            cleanup = {} if self._dir is None else {"dir_delete_on_start": True, "dir_delete_on_shutdown": True}
+            cleanup: dict[str, Any] = {} if self._dir is None else {"dir_delete_on_start": True, "dir_delete_on_shutdown": True}
             self._driver = MediaDriver(self._dir, publication_linger_timeout_ns=_LINGER_NS, **cleanup)
             self._aeron = Aeron(driver=self._driver, use_conductor_agent_invoker=True, client_name="echo-client")
         self._initial_pub = self._publication(self.port, None)

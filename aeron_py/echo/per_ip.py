@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import logging
 
-from ..addresses import canonical_ip, client_key
+from ..addresses import canonical_ip as canonical_ip  # re-exported (echo's public names)
+from ..addresses import client_key
 
 logger = logging.getLogger(__name__)
 

@@ -60,7 +60,7 @@ class ErrorEntry:
     message: str
 
 
-def counters_from(reader: Any) -> list[Counter]:
+def counters_from(reader: _aeron.CountersReader) -> list[Counter]:
     """Every allocated counter of an ``_aeron.CountersReader``."""
     return [Counter(id, type_id, label, value) for id, type_id, label, value, _key in reader.counters()]
 
@@ -89,7 +89,7 @@ class DriverStat:
         """Every allocated counter with its current value."""
         return counters_from(self._cnc.counters_reader())
 
-    def counters_reader(self) -> Any:
+    def counters_reader(self) -> _aeron.CountersReader:
         """The raw ``_aeron.CountersReader`` (``aeron_cnc_counters_reader``): ``value(id)``,
         ``label(id)``, ``type_id(id)``... raise IndexError outside ``0..max_counter_id``."""
         return self._cnc.counters_reader()

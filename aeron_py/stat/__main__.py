@@ -6,13 +6,13 @@ import json
 import os
 import sys
 import time
-from typing import Any
+from typing import Any, TextIO
 
 from .. import _aeron
 from . import DriverStat, snapshot
 
 
-def _print_text(snap: dict[str, Any], out: Any) -> None:
+def _print_text(snap: dict[str, Any], out: TextIO) -> None:
     print(f"driver {snap['dir']} pid {snap['pid']} heartbeat {snap['heartbeat_age_s']:.3f} s ago", file=out)
     print("== counters ==", file=out)
     for c in snap["counters"]:
