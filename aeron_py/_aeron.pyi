@@ -106,10 +106,6 @@ class Image:
     """
     aeron_image_t: one publication's stream as seen by a subscription.
     """
-    def __init__(self) -> None:
-        """
-        Images are made by subscriptions.
-        """
     def close(self) -> None:
         """
         aeron_subscription_image_release; idempotent. Deferred until a poll in progress returns.
@@ -186,10 +182,6 @@ class Subscription:
     aeron_subscription_t (not thread-safe).
     """
     _work: typing.Any
-    def __init__(self) -> None:
-        """
-        Subscriptions are made by Client.async_add_subscription.
-        """
     def async_add_destination(self, uri: str) -> AsyncDestination:
         """
         aeron_subscription_async_add_destination (MDS).
