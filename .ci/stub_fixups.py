@@ -29,6 +29,7 @@ _POLL = "(self, /, handler: {h}, fragment_limit: int = 10, zero_copy: bool = Fal
 
 #: (class, method) -> typed signature of a raw fast-call method (names and kinds as its __text_signature__).
 RAW_METHODS: dict[tuple[str, str], str] = {
+    ("IdleStrategy", "idle"): "(self, /, work_count: int = 0) -> None",
     ("HeaderView", "__repr__"): "(self) -> str",
     ("HeaderView", "copy"): "(self, /) -> Header",
     ("Image", "poll"): _POLL.format(h=_HANDLER),

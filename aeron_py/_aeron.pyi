@@ -859,9 +859,9 @@ class IdleStrategy:
     """
     def __init__(self, name: str, init_args: str = '') -> None:
         ...
-    def idle(self, work_count: typing.SupportsInt | typing.SupportsIndex) -> None:
+    def idle(self, /, work_count: int = 0) -> None:
         """
-        Idle after a duty cycle that did `work_count` work (releases the GIL).
+        The loaded aeron_idle_strategy_func_t after a duty cycle that did `work_count` work (> 0 resets any back-off); the GIL is released while it may wait.
         """
     @property
     def name(self) -> str:

@@ -24,22 +24,14 @@ class IdleStrategy(Protocol):
     def idle(self, work_count: int = 0) -> None: ...
 
 
-class _CIdleStrategy:
-    __slots__ = ("_strategy",)
+class _CIdleStrategy(_aeron.IdleStrategy):
+    """One of Aeron's C strategies. ``idle(work_count=0)`` is the extension's own method (a raw
+    fast call: no Python frame in the loop); the GIL is released while it may wait."""
 
-    def __init__(self, name: str, init_args: str = "") -> None:
-        self._strategy = _aeron.IdleStrategy(name, init_args)
-
-    def idle(self, work_count: int = 0) -> None:
-        """Idle after a cycle that did ``work_count`` work (GIL released while waiting)."""
-        self._strategy.idle(work_count)
-
-    @property
-    def name(self) -> str:
-        return self._strategy.name
+    __slots__ = ()
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self._strategy.name}>"
+        return f"<{type(self).__name__} {self.name}>"
 
 
 class BusySpinIdleStrategy(_CIdleStrategy):

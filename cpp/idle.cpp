@@ -1,6 +1,13 @@
 // Aeron's own idle strategies (aeron_idle_strategy_load: "sleeping", "yield", "backoff",
-// "noop", "spin"), callable from Python with the GIL released while idling.
+// "noop", "spin"), callable from Python. `idle` sits in every duty-cycle loop, next to poll,
+// so it is a raw fast-call method (fastcall.hpp): a pybind11 call plus a GIL hand-over cost
+// more than a whole busy-spin idle. The GIL is released only around a call that may wait
+// (work_count == 0 and a strategy that can yield, sleep or park): "spin" and "noop" never wait.
 #include "common.hpp"
+
+#include "fastcall.hpp"
+
+#include <climits>
 
 extern "C" {
 #include "aeron_agent.h"
@@ -16,16 +23,20 @@ public:
     IdleStrategy(const std::string &name, const std::string &init_args) : name_(name) {
         func_ = aeron_idle_strategy_load(name.c_str(), &state_, nullptr, init_args.empty() ? nullptr : init_args.c_str());
         if (func_ == nullptr) throw_aeron_error("aeron_idle_strategy_load");
+        may_wait_ = name != "spin" && name != "noop";
     }
     ~IdleStrategy() { aeron_free(state_); }
+    IdleStrategy(const IdleStrategy &) = delete;
+    IdleStrategy &operator=(const IdleStrategy &) = delete;
 
     void idle(int work_count) {
-        if (work_count > 0) {  // resets back-off state; never sleeps
+        if (work_count > 0 || !may_wait_) {  // resets back-off state, or never waits
             func_(state_, work_count);
             return;
         }
-        py::gil_scoped_release release;
+        Py_BEGIN_ALLOW_THREADS
         func_(state_, work_count);
+        Py_END_ALLOW_THREADS
     }
 
     const std::string &name() const { return name_; }
@@ -34,16 +45,35 @@ private:
     std::string name_;
     aeron_idle_strategy_func_t func_ = nullptr;
     void *state_ = nullptr;
+    bool may_wait_ = true;
 };
+
+PyObject *fast_idle(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    AERON_PY_FAST_BEGIN
+    static const char *const names[] = {"work_count"};
+    fast::FastArgs<1> parsed("idle", names);
+    if (!parsed.parse(args, nargs, kwnames, 0)) return nullptr;
+    long work_count;
+    if (!parsed.get_long(0, 0, work_count)) return nullptr;
+    IdleStrategy *strategy = fast::self_as<IdleStrategy>(self);
+    if (strategy == nullptr) return nullptr;
+    strategy->idle(static_cast<int>(work_count > INT_MAX ? INT_MAX : (work_count < INT_MIN ? INT_MIN : work_count)));
+    Py_RETURN_NONE;
+    AERON_PY_FAST_END
+}
+
+PyMethodDef idle_def = {
+    "idle", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fast_idle)), METH_FASTCALL | METH_KEYWORDS,
+    "idle($self, /, work_count=0)\n--\n\nThe loaded aeron_idle_strategy_func_t after a duty cycle that did "
+    "`work_count` work (> 0 resets any back-off); the GIL is released while it may wait."};
 
 }  // namespace
 
 void init_idle(py::module_ &m) {
-    py::class_<IdleStrategy>(m, "IdleStrategy", "An Aeron idle strategy (aeron_idle_strategy_load).")
-        .def(py::init<const std::string &, const std::string &>(), py::arg("name"), py::arg("init_args") = "")
-        .def("idle", &IdleStrategy::idle, py::arg("work_count"),
-             "Idle after a duty cycle that did `work_count` work (releases the GIL).")
+    py::class_<IdleStrategy> cls(m, "IdleStrategy", "An Aeron idle strategy (aeron_idle_strategy_load).");
+    cls.def(py::init<const std::string &, const std::string &>(), py::arg("name"), py::arg("init_args") = "")
         .def_property_readonly("name", &IdleStrategy::name);
+    fast::add_method(cls, &idle_def);
 }
 
 }  // namespace aeron_py
