@@ -71,7 +71,7 @@ def render(results: dict[str, Any], out: Path) -> None:
     _rtt_panel(axes[1], rtt_cases, "udp")
     _throughput_panel(axes[2], results["throughput"]["cases"])
     fig.suptitle(f"aeron_py vs Aeron {results['aeron']['version']} C tools — same aeronmd "
-                 f"(SHARED, backoff), {results['machine']['cpu_count']} cores"
+                 f"(SHARED, backoff), {results['machine']['cpu_count']} cores{_load(results)}"
                  f"{' — quick run' if results.get('quick') else ''}", fontsize=11)
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -115,6 +115,15 @@ def _peer_throughput_panel(ax: Any, thr: dict[str, Any]) -> None:
                  f"(ratio aeron_py / pyaeron {thr.get('ratio_aeron_py_over_pyaeron')})", fontsize=10)
 
 
+def _load(results: dict[str, Any]) -> str:
+    """", load avg a → b" (1-minute load average before and after the run), or ""."""
+    machine = results.get("machine", {})
+    before, after = machine.get("loadavg_before"), machine.get("loadavg_after")
+    if not before or not after:
+        return ""
+    return f", load avg {before[0]:.1f} → {after[0]:.1f}"
+
+
 def render_peers(results: dict[str, Any], out: Path) -> None:
     """Write the two-panel PNG for a ``peers.json`` document."""
     fig, axes = plt.subplots(1, 2, figsize=(13, 5.5), gridspec_kw={"width_ratios": [2, 1]})
@@ -123,7 +132,7 @@ def render_peers(results: dict[str, Any], out: Path) -> None:
     versions = results["versions"]
     fig.suptitle(f"aeron_py vs pyaeron {versions['pyaeron']['package']} — one Aeron {versions['driver_aeron']} C "
                  f"driver (SHARED, backoff), {results['machine']['cpu_count']} cores, median of "
-                 f"{results['rounds']} interleaved rounds{' — quick run' if results.get('quick') else ''}",
+                 f"{results['rounds']} interleaved rounds{_load(results)}{' — quick run' if results.get('quick') else ''}",
                  fontsize=10)
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -14,13 +14,6 @@ from aeron_py import _aeron
 
 SETUP_TIMEOUT_S = 15.0
 
-# offer() results after which retrying is pointless
-TERMINAL_OFFER_RESULTS = {
-    _aeron.PUBLICATION_CLOSED: "PUBLICATION_CLOSED",
-    _aeron.MAX_POSITION_EXCEEDED: "MAX_POSITION_EXCEEDED",
-    _aeron.PUBLICATION_ERROR: "PUBLICATION_ERROR",
-}
-
 # idle mode name used in the benchmarks -> Aeron idle strategy name (aeron_idle_strategy_load)
 IDLE_STRATEGY_NAMES = {"spin": "spin", "yield": "yield"}
 

@@ -108,9 +108,7 @@ def pub_main(args: argparse.Namespace) -> int:
     while not stop.stopped and clock() < deadline:
         done = batch
         for i in range(batch):
-            while (result := offer(msg)) < 0:
-                if result in pyclient.TERMINAL_OFFER_RESULTS:
-                    raise benchutil.BenchError(f"offer failed: {pyclient.TERMINAL_OFFER_RESULTS[result]}")
+            while offer(msg) < 0:  # retryable results only: terminal ones raise (aeron_py OfferError)
                 retries += 1
                 do_idle(0)
                 if stop.stopped:
