@@ -312,3 +312,15 @@ def run_standalone(measure: Callable[[Any, Any], dict[str, Any]]) -> int:
         result = measure(tools, driver)
     print(json.dumps(result, indent=1))
     return 0
+
+
+class StopFlag:
+    """Set by SIGINT/SIGTERM so a measured loop can end cleanly and report."""
+
+    def __init__(self) -> None:
+        self.stopped = False
+        signal.signal(signal.SIGINT, self._set)
+        signal.signal(signal.SIGTERM, self._set)
+
+    def _set(self, _signum: int, _frame: object) -> None:
+        self.stopped = True

@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import sys
 import time
 from typing import Any, Callable
@@ -43,18 +42,6 @@ LIBRARIES = ("aeron_py", "pyaeron")
 MSG_LEN = 32
 SETUP_TIMEOUT_S = 15.0
 SAMPLE_TIMEOUT_S = 10.0
-
-
-class Stop:
-    """Set by SIGINT/SIGTERM so a loop ends cleanly and reports."""
-
-    def __init__(self) -> None:
-        self.stopped = False
-        signal.signal(signal.SIGINT, self._set)
-        signal.signal(signal.SIGTERM, self._set)
-
-    def _set(self, _signum: int, _frame: object) -> None:
-        self.stopped = True
 
 
 def _wait(predicate: Callable[[], bool], what: str) -> None:
@@ -136,7 +123,7 @@ def connect(library: str, aeron_dir: str, idle: str) -> AeronPy | PyAeron:
 
 
 def pong_main(args: argparse.Namespace) -> int:
-    stop = Stop()
+    stop = benchutil.StopFlag()
     peer = connect(args.library, args.dir, args.idle)
     sub = peer.subscription(args.channel, args.ping_stream)
     pub = peer.publication(args.channel, args.pong_stream, connected=False)  # the ping subscribes later

@@ -6,11 +6,14 @@ Aeron C idle function the C tools call.
 """
 from __future__ import annotations
 
-import signal
 import time
 from typing import Any
 
 from aeron_py import _aeron
+
+import benchutil
+
+StopFlag = benchutil.StopFlag  # kept as a name of this module for its callers
 
 SETUP_TIMEOUT_S = 15.0
 
@@ -20,18 +23,6 @@ IDLE_STRATEGY_NAMES = {"spin": "spin", "yield": "yield"}
 
 class ClientSetupError(RuntimeError):
     """A Python benchmark client could not connect or set up its streams in time."""
-
-
-class StopFlag:
-    """Set by SIGINT/SIGTERM so a measured loop can end cleanly and report."""
-
-    def __init__(self) -> None:
-        self.stopped = False
-        signal.signal(signal.SIGINT, self._set)
-        signal.signal(signal.SIGTERM, self._set)
-
-    def _set(self, _signum: int, _frame: object) -> None:
-        self.stopped = True
 
 
 def idle_strategy(mode: str) -> Any:
@@ -69,7 +60,7 @@ def add_publication(client: Any, channel: str, stream_id: int, exclusive: bool) 
     return _await(add(channel, stream_id), f"publication {channel} {stream_id}", deadline)
 
 
-def wait_connected(handle: Any, what: str, timeout_s: float = SETUP_TIMEOUT_S, stop: StopFlag | None = None) -> None:
+def wait_connected(handle: Any, what: str, timeout_s: float = SETUP_TIMEOUT_S, stop: "benchutil.StopFlag | None" = None) -> None:
     """Wait (bounded, sleeping) until a publication/subscription ``is_connected``."""
     deadline = time.monotonic() + timeout_s
     while not handle.is_connected:
