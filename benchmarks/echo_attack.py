@@ -233,13 +233,19 @@ def big_terms(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    p.add_argument("--flood-sources", type=int, default=250)
-    p.add_argument("--flood-seconds", type=float, default=20.0)
-    p.add_argument("--cycles", type=int, default=1000)
-    p.add_argument("--big-terms", type=int, default=50)
-    p.add_argument("--only", default="flood,cycles,big_terms")
-    p.add_argument("--out", type=Path, default=RESULTS)
-    p.add_argument("--log-level", default="WARNING")
+    p.add_argument("--flood-sources", type=int, default=250, metavar="N",
+                   help="flood scenario: HELLO senders, one per address 127.0.0.2... (default 250)")
+    p.add_argument("--flood-seconds", type=float, default=20.0, metavar="S",
+                   help="flood scenario: how long the HELLO flood lasts (default 20)")
+    p.add_argument("--cycles", type=int, default=1000, metavar="N",
+                   help="cycles scenario: connect/echo/close sessions, VmSize/RSS tracked (default 1000)")
+    p.add_argument("--big-terms", type=int, default=50, metavar="N",
+                   help="big_terms scenario: 16 MiB-term publications from one address (default 50)")
+    p.add_argument("--only", default="flood,cycles,big_terms", metavar="LIST",
+                   help="comma-separated scenarios to run (default: all three)")
+    p.add_argument("--out", type=Path, default=RESULTS, metavar="PATH",
+                   help=f"JSON results file (default {RESULTS})")
+    p.add_argument("--log-level", default="WARNING", help="logging level of this script (default WARNING)")
     args = p.parse_args(argv)
     logging.basicConfig(level=args.log_level)
     out: dict[str, Any] = {"settings": vars(args) | {"out": str(args.out)}, "started": time.time()}
