@@ -1,9 +1,8 @@
-"""The server's use of the driver's endpoint filter, when the bindings have one.
+"""The server's use of the driver's endpoint filter.
 
 The filter (``aeron_py.endpoint_filter``, a receive-side UDP interceptor in the
 embedded driver) drops traffic before the driver creates anything for it.  The server
-turns it on when it exists and works without it otherwise (every call here is a
-no-op then):
+turns it on unless ``--no-endpoint-filter`` (then every call here is a no-op):
 
 * term cap = the server's ``max_image_term_length``, so an image the server would
   reject is never made (spec decision 3 holds trivially for it);

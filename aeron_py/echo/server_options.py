@@ -30,7 +30,7 @@ class ServerOptions:
     ``broadcast_cap`` / ``duologue_outbox_cap``: replies queued per publication.
     ``events_max_bytes`` / ``events_max_files``: telemetry retention; ``event_rate``:
     telemetry events per second per kind.  ``endpoint_filter``: use the driver's
-    endpoint filter when this build has one; ``setup_rate``/``setup_burst``: new
+    endpoint filter (False: no interceptor at all); ``setup_rate``/``setup_burst``: new
     sessions per second per source; ``max_images_per_source``/``max_images_total``:
     concurrent images the filter lets the driver create.
     """
