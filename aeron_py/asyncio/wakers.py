@@ -1,0 +1,171 @@
+"""How a waiting ``receive()`` learns that Aeron has a message: Aeron offers no file
+descriptor to wait on, so someone must poll.  Two wakers, chosen per client
+(``aio.Aeron(waker=...)``):
+
+``"timer"`` (:class:`TimerWaker`, the default): the loop polls.  ``receive()`` first polls
+inline (a message already there costs no wake-up at all); a receiver that has to wait
+registers its subscription, and one loop callback polls every registered subscription,
+re-running at the next loop iteration for :attr:`Backoff.spin` seconds and then on loop
+timers from 1 ms doubling to ``max_delay`` (4 ms).  No thread, no lock; idle cost is one
+poll every ``max_delay`` while a receive is pending, nothing when none is.
+
+``"thread"`` (:class:`ThreadWaker`): a poller thread polls the registered subscriptions
+and hands messages to the loop with ``call_soon_threadsafe`` (which wakes the loop's
+selector through its self-pipe).  Between empty polls it parks in Aeron's backoff idle
+strategy with the GIL released (spin, yield, then park 1 µs doubling to ``max_delay``),
+so it can react in microseconds where loop timers cannot (1 ms resolution).  The thread
+sleeps on an event while no receive is pending.  Only this thread polls the
+subscriptions of its client (they are not thread-safe).
+
+Neither ever runs on, or blocks, one of Aeron's threads.
+"""
+from __future__ import annotations
+
+import asyncio as _asyncio
+import logging
+import threading
+from asyncio import Handle, TimerHandle
+from typing import TYPE_CHECKING, Protocol
+
+from ..idle import BackoffIdleStrategy
+from .backoff import Backoff
+
+if TYPE_CHECKING:
+    from .subscription import Message, Subscription
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["WAKERS", "ThreadWaker", "TimerWaker", "Waker"]
+
+#: Bound on how long closing waits for the poller thread (it is at most one poll plus one park away).
+THREAD_JOIN_TIMEOUT_S = 2.0
+
+
+class Waker(Protocol):
+    """Polls subscriptions that have a pending receive and wakes their receivers."""
+
+    #: True when the loop may poll subscriptions itself (receive's inline fast path).
+    inline: bool
+
+    def want(self, sub: "Subscription") -> None: ...
+
+    def unwant(self, sub: "Subscription") -> None: ...
+
+    def close(self) -> None: ...
+
+
+class TimerWaker:
+    """Polls on the event loop: ``call_soon`` while recently busy, then loop timers."""
+
+    inline = True
+
+    def __init__(self, loop: _asyncio.AbstractEventLoop, backoff: Backoff) -> None:
+        self._loop = loop
+        self._state = backoff.state()
+        self._wanted: dict[Subscription, None] = {}  # insertion-ordered set
+        self._handle: Handle | TimerHandle | None = None
+        self._closed = False
+
+    def want(self, sub: "Subscription") -> None:
+        if self._closed:
+            return
+        self._wanted[sub] = None
+        if self._handle is None:
+            self._state.reset()
+            self._handle = self._loop.call_soon(self._tick)
+
+    def unwant(self, sub: "Subscription") -> None:
+        self._wanted.pop(sub, None)
+        if not self._wanted and self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _tick(self) -> None:
+        self._handle = None
+        work = 0
+        for sub in list(self._wanted):
+            work += sub._poll_here()
+        if not self._wanted or self._closed or self._handle is not None:
+            return
+        delay = self._state.next_delay(work)
+        self._handle = self._loop.call_soon(self._tick) if delay == 0.0 else self._loop.call_later(delay, self._tick)
+
+    def close(self) -> None:
+        self._closed = True
+        self._wanted.clear()
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+
+class ThreadWaker:
+    """Polls on a thread of its own, parking with the GIL released; hands over with
+    ``loop.call_soon_threadsafe``."""
+
+    inline = False
+
+    def __init__(self, loop: _asyncio.AbstractEventLoop, backoff: Backoff, name: str = "aeron-py-asyncio-poller") -> None:
+        self._loop = loop
+        self._lock = threading.Lock()
+        self._wanted: dict[Subscription, None] = {}
+        self._wake = threading.Event()
+        self._stop = False
+        self._idle = BackoffIdleStrategy(max_park_ns=max(1_000, int(backoff.max_delay * 1e9)))
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def want(self, sub: "Subscription") -> None:
+        with self._lock:
+            if self._stop:
+                return
+            self._wanted[sub] = None
+        self._wake.set()
+
+    def unwant(self, sub: "Subscription") -> None:
+        with self._lock:
+            self._wanted.pop(sub, None)
+
+    def _run(self) -> None:
+        try:
+            while True:
+                self._wake.clear()
+                with self._lock:
+                    if self._stop:
+                        return
+                    wanted = list(self._wanted)
+                if not wanted:
+                    self._wake.wait()  # no receive pending: sleep (GIL released) until want() or close()
+                    self._idle.idle(1)  # a new receive: start the back-off again from spinning
+                    continue
+                work = 0
+                for sub in wanted:
+                    work += self._poll(sub)
+                self._idle.idle(work)
+        except RuntimeError as exc:  # the loop closed under us: nobody is waiting any more
+            logger.debug("asyncio poller thread stops: %s", exc)
+
+    def _poll(self, sub: "Subscription") -> int:
+        try:
+            taken: list[Message] = sub._take()
+        except Exception as exc:
+            self.unwant(sub)
+            self._loop.call_soon_threadsafe(sub._fail, exc)
+            return 0
+        if not taken:
+            return 0
+        self.unwant(sub)  # the loop asks again if receivers are still waiting after this batch
+        self._loop.call_soon_threadsafe(sub._deliver, taken)
+        return len(taken)
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop = True
+            self._wanted.clear()
+        self._wake.set()
+        if self._thread is not threading.current_thread():
+            self._thread.join(THREAD_JOIN_TIMEOUT_S)
+            if self._thread.is_alive():
+                logger.warning("asyncio poller thread did not stop within %s s", THREAD_JOIN_TIMEOUT_S)
+
+
+WAKERS = {"timer": TimerWaker, "thread": ThreadWaker}
