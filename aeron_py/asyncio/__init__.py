@@ -9,10 +9,12 @@
 ...     batch = await sub.receive_batch(100)
 ...     event = await sub.image_events.next()       # ImageEvent(available, image)
 
-Waking: Aeron gives no file descriptor, so a waiting receive is polled for.  The default
-``waker="timer"`` polls on the loop itself (inline first, then a short spin of loop
-iterations, then loop timers 1 → 4 ms); ``waker="thread"`` polls on a thread that parks
-with the GIL released and hands messages over with ``call_soon_threadsafe``.  See
+Waking: Aeron gives no file descriptor, so ``receive()`` polls once inline and, when
+nothing is there, waits while a waker polls for it.  The default
+``waker="thread"`` polls on a thread that parks in Aeron's backoff idle strategy with the
+GIL released and hands messages over with ``call_soon_threadsafe``; ``waker="timer"``
+polls on the loop itself (a short spin of loop iterations, then loop timers of 1 ms,
+backing off to 4 ms).  See
 :mod:`aeron_py.asyncio.wakers` and ``benchmarks/results/async.json`` for their costs.
 Works with uvloop too.  Not imported by ``import aeron_py``.
 """

@@ -3,8 +3,8 @@
 Aeron gives no file descriptor to wait on, so something must look again.  After a poll
 that found nothing, the waiting coroutine (or the loop-timer waker) first re-runs at the
 next loop iteration for ``spin`` seconds (``loop.call_soon``: other coroutines run in
-between, nothing sleeps), then sleeps on loop timers from ``min_delay`` doubling to
-``max_delay``.  Work resets the back-off.
+between, nothing sleeps), then sleeps on loop timers of ``min_delay`` until it has been
+idle for ``hold`` seconds, then from ``min_delay`` doubling to ``max_delay``.  Work resets the back-off.
 
 Why ``min_delay`` is 1 ms: loop timers have millisecond resolution.  asyncio's selector
 rounds a 50 µs timeout *up* to 1 ms, and uvloop (libuv) rounds it *down* to 0, which
@@ -28,16 +28,19 @@ __all__ = ["Backoff", "BackoffState", "poll_until", "sleep_idle"]
 
 @dataclass(frozen=True)
 class Backoff:
-    """Spin for ``spin`` seconds of idle polls, then wait ``min_delay`` doubling to ``max_delay``."""
+    """Spin for ``spin`` seconds of idle polls, wait ``min_delay`` until ``hold`` seconds of
+    idleness, then ``min_delay`` doubling to ``max_delay``."""
 
     spin: float = 100e-6
     min_delay: float = 1e-3
+    hold: float = 10e-3
     max_delay: float = 4e-3
 
     def __post_init__(self) -> None:
-        if not (self.spin >= 0 and 0 < self.min_delay <= self.max_delay <= 1.0):
-            raise ValueError(f"Backoff needs spin >= 0 and 0 < min_delay <= max_delay <= 1 s, got "
-                             f"spin={self.spin!r}, min_delay={self.min_delay!r}, max_delay={self.max_delay!r}")
+        if not (self.spin >= 0 and self.hold >= 0 and 0 < self.min_delay <= self.max_delay <= 1.0):
+            raise ValueError(f"Backoff needs spin, hold >= 0 and 0 < min_delay <= max_delay <= 1 s, got "
+                             f"spin={self.spin!r}, hold={self.hold!r}, min_delay={self.min_delay!r}, "
+                             f"max_delay={self.max_delay!r}")
 
     def state(self) -> "BackoffState":
         return BackoffState(self)
@@ -66,10 +69,13 @@ class BackoffState:
         now = time.monotonic()
         if self._idle_since is None:
             self._idle_since = now
-        if now - self._idle_since < self._backoff.spin:
+        idle_for, b = now - self._idle_since, self._backoff
+        if idle_for < b.spin:
             return 0.0
-        b = self._backoff
-        self._delay = b.min_delay if self._delay == 0.0 else min(self._delay * 2, b.max_delay)
+        if self._delay == 0.0 or idle_for < b.hold:
+            self._delay = b.min_delay
+        else:
+            self._delay = min(self._delay * 2, b.max_delay)
         return self._delay
 
 

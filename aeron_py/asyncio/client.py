@@ -35,12 +35,12 @@ class Aeron:
     Either makes its own :class:`aeron_py.Aeron` (``dir``, ``driver`` and
     ``client_options`` as there; closed by :meth:`close`) or wraps ``client`` (left open).
     The wrapped client must run its own conductor thread (not
-    ``use_conductor_agent_invoker``).  ``waker``: ``"timer"`` (default) or ``"thread"``,
+    ``use_conductor_agent_invoker``).  ``waker``: ``"thread"`` (default) or ``"timer"``,
     see :mod:`aeron_py.asyncio.wakers`.  ``backoff``: how idle waits look again.
     """
 
     def __init__(self, dir: str | os.PathLike[str] | None = None, *, driver: MediaDriver | None = None,
-                 client: SyncAeron | None = None, waker: WakerName = "timer", backoff: Backoff | None = None,
+                 client: SyncAeron | None = None, waker: WakerName = "thread", backoff: Backoff | None = None,
                  **client_options: Any) -> None:
         if waker not in WAKERS:
             raise ValueError(f"waker must be one of {sorted(WAKERS)}, got {waker!r}")

@@ -3,7 +3,7 @@
 ``offer`` tries the C offer at once; the retryable outcomes (NOT_CONNECTED,
 BACK_PRESSURED, ADMIN_ACTION) are waited out on the event loop — ADMIN_ACTION is
 retried at the next loop iteration, the others as :class:`~aeron_py.asyncio.Backoff`
-says (a short spin of loop iterations, then loop timers from 1 ms to 4 ms) — so other
+says (a short spin of loop iterations, then 1 ms loop timers backing off to 4 ms) — so other
 coroutines keep running.  Terminal outcomes raise exactly what the sync
 :meth:`aeron_py.Publication.offer` raises.  Cancelling a pending ``offer`` is clean:
 each attempt either appended the whole message or nothing, and a cancelled offer made

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio as _asyncio
 import logging
+import threading
 from collections import deque
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, NamedTuple
@@ -159,6 +160,7 @@ class Subscription:
         self._buffer: deque[Message] = deque()
         self._waiters: deque[_asyncio.Future[None]] = deque()
         self._error: BaseException | None = None
+        self._poll_lock = threading.Lock()  # the loop and a poller thread never poll at once
 
     # ---- properties
 
@@ -215,7 +217,7 @@ class Subscription:
     async def _ready(self) -> None:
         while not self._buffer:
             self._raise_if_closed()
-            if self._waker.inline and self._poll_here():
+            if self._poll_here():  # a message already there costs no wake-up
                 continue
             waiter = self._loop.create_future()
             self._waiters.append(waiter)
@@ -239,7 +241,7 @@ class Subscription:
     # ---- used by the wakers
 
     def _take(self) -> list[Message]:
-        """One poll of the underlying subscription (on the loop, or on the poller thread)."""
+        """One poll of the underlying subscription; the caller holds ``_poll_lock``."""
         if not self._with_header:
             return [Message(data, None) for data in self.sync.poll_batch(self._limit)]
         taken: list[Message] = []
@@ -251,12 +253,17 @@ class Subscription:
         return taken
 
     def _poll_here(self) -> int:
-        """Poll on the loop; queue what came, wake receivers; errors end the receivers."""
+        """Poll on the loop (unless the poller thread is polling this subscription right now);
+        queue what came, wake receivers; errors end the receivers."""
+        if not self._poll_lock.acquire(blocking=False):
+            return 0
         try:
             taken = self._take()
         except Exception as exc:
             self._fail(exc)
             return 0
+        finally:
+            self._poll_lock.release()
         if taken:
             self._buffer.extend(taken)
             self._wake()

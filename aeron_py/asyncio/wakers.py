@@ -2,20 +2,27 @@
 descriptor to wait on, so someone must poll.  Two wakers, chosen per client
 (``aio.Aeron(waker=...)``):
 
-``"timer"`` (:class:`TimerWaker`, the default): the loop polls.  ``receive()`` first polls
-inline (a message already there costs no wake-up at all); a receiver that has to wait
-registers its subscription, and one loop callback polls every registered subscription,
-re-running at the next loop iteration for :attr:`Backoff.spin` seconds and then on loop
-timers from 1 ms doubling to ``max_delay`` (4 ms).  No thread, no lock; idle cost is one
-poll every ``max_delay`` while a receive is pending, nothing when none is.
+``"thread"`` (:class:`ThreadWaker`, the default): a poller thread polls the registered
+subscriptions and hands messages to the loop with ``call_soon_threadsafe`` (which wakes
+the loop's selector through its self-pipe).  Between empty polls it parks in Aeron's
+backoff idle strategy with the GIL released (spin, yield, then park 1 µs doubling to
+``max_delay``), so it reacts in microseconds where loop timers cannot (1 ms resolution).
+The thread sleeps on an event while no receive is pending.  A subscription is never
+polled by the loop and the thread at once (they are not thread-safe): ``receive()`` polls
+inline first only when the thread is not polling it (a non-blocking lock).  Cost: one thread per client,
+and while a receive is pending the thread takes the GIL for each poll.
 
-``"thread"`` (:class:`ThreadWaker`): a poller thread polls the registered subscriptions
-and hands messages to the loop with ``call_soon_threadsafe`` (which wakes the loop's
-selector through its self-pipe).  Between empty polls it parks in Aeron's backoff idle
-strategy with the GIL released (spin, yield, then park 1 µs doubling to ``max_delay``),
-so it can react in microseconds where loop timers cannot (1 ms resolution).  The thread
-sleeps on an event while no receive is pending.  Only this thread polls the
-subscriptions of its client (they are not thread-safe).
+``"timer"`` (:class:`TimerWaker`): the loop polls.  With both, ``receive()`` first polls
+inline (a message already there costs no wake-up at all).  A receiver that has to wait
+registers its subscription, and one loop callback polls every registered subscription,
+re-running at the next loop iteration for ``Backoff.spin`` seconds, then on 1 ms loop
+timers until idle for ``Backoff.hold``, then doubling to ``max_delay`` (4 ms).  No thread,
+no lock, no GIL hand-over; idle cost is one poll every ``max_delay`` while a receive is
+pending, nothing when none is; but a message arriving after the spin waits for a timer.
+
+Measured (``benchmarks/async_bench.py``, ``results/async.json``): the thread waker's UDP
+round trip is several times shorter than the timer waker's and its idle CPU lower, so it
+is the default.
 
 Neither ever runs on, or blocks, one of Aeron's threads.
 """
@@ -44,9 +51,6 @@ THREAD_JOIN_TIMEOUT_S = 2.0
 class Waker(Protocol):
     """Polls subscriptions that have a pending receive and wakes their receivers."""
 
-    #: True when the loop may poll subscriptions itself (receive's inline fast path).
-    inline: bool
-
     def want(self, sub: "Subscription") -> None: ...
 
     def unwant(self, sub: "Subscription") -> None: ...
@@ -56,8 +60,6 @@ class Waker(Protocol):
 
 class TimerWaker:
     """Polls on the event loop: ``call_soon`` while recently busy, then loop timers."""
-
-    inline = True
 
     def __init__(self, loop: _asyncio.AbstractEventLoop, backoff: Backoff) -> None:
         self._loop = loop
@@ -102,8 +104,6 @@ class ThreadWaker:
     """Polls on a thread of its own, parking with the GIL released; hands over with
     ``loop.call_soon_threadsafe``."""
 
-    inline = False
-
     def __init__(self, loop: _asyncio.AbstractEventLoop, backoff: Backoff, name: str = "aeron-py-asyncio-poller") -> None:
         self._loop = loop
         self._lock = threading.Lock()
@@ -146,7 +146,8 @@ class ThreadWaker:
 
     def _poll(self, sub: "Subscription") -> int:
         try:
-            taken: list[Message] = sub._take()
+            with sub._poll_lock:
+                taken: list[Message] = sub._take()
         except Exception as exc:
             self.unwant(sub)
             self._loop.call_soon_threadsafe(sub._fail, exc)
