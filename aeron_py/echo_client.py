@@ -3,6 +3,10 @@
     python -m aeron_py.echo_client ADDRESS PORT CONTROL_PORT [--count N] [--interval S]
                                    [--timeout S] [--message TEXT] [--interface IP]
     python -m aeron_py.echo_client DIR ADDRESS PORT CONTROL_PORT ...   # io7m take2 form
+    python -m aeron_py.echo_client ADDRESS PORT CONTROL_PORT --asyncio [--uvloop]
+
+``--asyncio`` runs the same protocol on an event loop (:mod:`aeron_py.echo.async_client`
+over :mod:`aeron_py.asyncio`); ``--uvloop`` uses uvloop's loop (``pip install uvloop``).
 
 Exit status: 0 when every echo came back equal; 1 when the server answered ERROR
 (its reason is printed on stderr); 3 on timeout or any other failure; 2 for bad
@@ -11,11 +15,13 @@ arguments.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import sys
 from collections.abc import Sequence
+from typing import Any
 
-from .echo.client import EXIT_FAILED, EchoClient
+from .echo.client import EXIT_FAILED, EchoClient, EchoResult
 
 
 def parser() -> argparse.ArgumentParser:
@@ -27,6 +33,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for any answer (default 10)")
     p.add_argument("--message", help="payload of every echo (default: random 64-bit hex per echo)")
     p.add_argument("--interface", help="local address to send from, e.g. 127.0.0.2")
+    p.add_argument("--asyncio", action="store_true",
+                   help="run on an asyncio event loop (aeron_py.asyncio) instead of the step-driven loop")
+    p.add_argument("--uvloop", action="store_true", help="with --asyncio: use uvloop's event loop (implies --asyncio)")
     p.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     return p
 
@@ -53,10 +62,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     port, control_port = _port(p, "PORT", port_text), _port(p, "CONTROL_PORT", control_text)
     if args.count < 0 or not args.timeout > 0 or args.interval < 0:
         p.error("--count must be >= 0, --timeout > 0 and --interval >= 0")
+    options: dict[str, Any] = dict(count=args.count, interval=args.interval, message=args.message,
+                                   timeout=args.timeout, interface=args.interface, dir=directory)
     try:
-        client = EchoClient(address, port, control_port, count=args.count, interval=args.interval,
-                            message=args.message, timeout=args.timeout, interface=args.interface, dir=directory)
-        result = client.run()
+        if args.asyncio or args.uvloop:
+            result = _run_async(address, port, control_port, options, args.uvloop)
+        else:
+            result = EchoClient(address, port, control_port, **options).run()
+    except ImportError as exc:
+        print(f"echo_client: {exc} (--uvloop needs: pip install uvloop)", file=sys.stderr)
+        return EXIT_FAILED
     except (OSError, ValueError, RuntimeError) as exc:  # RuntimeError: AeronError
         print(f"echo_client: {exc}", file=sys.stderr)
         return EXIT_FAILED
@@ -69,6 +84,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print(f"echo_client: {result.reason}", file=sys.stderr)
     return result.exit_code
+
+
+def _run_async(address: str, port: int, control_port: int, options: dict[str, Any], use_uvloop: bool) -> EchoResult:
+    from .echo.async_client import run_echo_client
+
+    coro = run_echo_client(address, port, control_port, **options)
+    if use_uvloop:
+        try:
+            import uvloop
+        except ImportError:
+            coro.close()
+            raise
+        return uvloop.run(coro)
+    return asyncio.run(coro)
 
 
 if __name__ == "__main__":
