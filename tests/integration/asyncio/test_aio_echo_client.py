@@ -102,3 +102,16 @@ async def test_async_echo_client_reports_no_server() -> None:
     result = await asyncio.wait_for(AsyncEchoClient(HOST, port, control, timeout=1.0).run(), 30)
     assert not result.ok and result.exit_code == 3
     assert result.reason is not None and "no server answering" in result.reason
+
+
+def test_example_runs_concurrent_clients(server: EchoServer, tmp_path: Path) -> None:
+    options = server.options
+    example = Path(__file__).resolve().parents[3] / "examples" / "echo2_async_client.py"
+    done = subprocess.run([sys.executable, str(example), HOST, str(options.port), str(options.control_port),
+                           "--clients", "3", "--count", "2", "--uvloop"], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert sorted(line.split(" (")[1].split(")")[0] for line in lines if line.startswith("client ")) == [
+        "127.0.0.2", "127.0.0.3", "127.0.0.4"]
+    assert lines[-1].startswith("3/3 clients OK"), done.stdout
