@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import logging
 import sys
 from collections.abc import Sequence
@@ -92,11 +93,12 @@ def _run_async(address: str, port: int, control_port: int, options: dict[str, An
     coro = run_echo_client(address, port, control_port, **options)
     if use_uvloop:
         try:
-            import uvloop
+            uvloop = importlib.import_module("uvloop")  # optional: not a dependency of aeron_py
         except ImportError:
             coro.close()
             raise
-        return uvloop.run(coro)
+        result: EchoResult = uvloop.run(coro)
+        return result
     return asyncio.run(coro)
 
 
