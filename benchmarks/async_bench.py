@@ -13,8 +13,9 @@ in a child process (``async_bench.py driver``), the sync Python pong of
   client's own conductor and event threads) versus an async ``receive()`` pending.
 
 Usage: ``python benchmarks/async_bench.py [--quick]`` writes ``results/async.json`` and
-``results/async.png`` (ratios are async / sync-backoff from this one run; the machine is
-shared, so read them as rough).
+``results/async.png``, with ratios from this one run (async / sync with backoff idle,
+async / sync with yielding idle, thread waker / timer waker); the machine is shared, so
+read them as rough.
 """
 from __future__ import annotations
 
@@ -207,9 +208,17 @@ def measure(quick: bool, idle_seconds: float) -> dict[str, Any]:
         log.info("idle CPU %%: %s", results["idle_cpu_percent"])
     finally:
         driver.stop()
-    base = results["rtt_us"]["sync backoff"]
-    results["ratio_over_sync_backoff"] = {
-        name: {p: benchutil.ratio(v[p], base[p]) for p in ("p50", "p99")} for name, v in results["rtt_us"].items()}
+    for sync in ("backoff", "yield"):
+        base = results["rtt_us"][f"sync {sync}"]
+        results[f"ratio_over_sync_{sync}"] = {name: {p: benchutil.ratio(v[p], base[p]) for p in ("p50", "p99")}
+                                              for name, v in results["rtt_us"].items() if name.startswith("async")}
+    timer_cpu = {n: v for n, v in results["idle_cpu_percent"].items() if "timer" in n}
+    results["ratio_thread_over_timer"] = {
+        name.replace("timer", "thread"): {
+            "rtt_p50": benchutil.ratio(results["rtt_us"][name.replace("timer", "thread")]["p50"],
+                                       results["rtt_us"][name]["p50"]),
+            "idle_cpu": benchutil.ratio(results["idle_cpu_percent"][name.replace("timer", "thread")], cpu)}
+        for name, cpu in timer_cpu.items()}
     return results
 
 
@@ -269,8 +278,8 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "async.json").write_text(json.dumps(results, indent=1) + "\n")
     render(results, args.out / "async.png")
-    print(json.dumps({"ratio_over_sync_backoff": results["ratio_over_sync_backoff"],
-                      "idle_cpu_percent": results["idle_cpu_percent"]}, indent=1))
+    print(json.dumps({k: results[k] for k in ("ratio_over_sync_backoff", "ratio_over_sync_yield",
+                                              "ratio_thread_over_timer", "idle_cpu_percent")}, indent=1))
     return 0
 
 

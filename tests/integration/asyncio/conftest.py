@@ -3,9 +3,11 @@ on one real embedded media driver per module, over UDP loopback."""
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import itertools
 import socket
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -42,3 +44,22 @@ def channel() -> tuple[str, int]:
 @pytest.fixture(params=["timer", "thread"])
 def waker(request: pytest.FixtureRequest) -> Any:
     return request.param
+
+
+def _reexport_root_conftest() -> None:
+    """pytest imports a conftest.py outside a package as the module ``conftest``, so this file
+    displaces tests/conftest.py in ``sys.modules`` and tests collected later that do
+    ``from conftest import wait_until`` get this module: offer them the root one's names too
+    (a copy of tests/conftest.py; names defined here win)."""
+    root = Path(__file__).resolve().parents[2] / "conftest.py"
+    spec = importlib.util.spec_from_file_location("_aeron_py_tests_root_conftest", root)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    here = globals()
+    for name, value in vars(module).items():
+        if not name.startswith("_") and name not in here:
+            here[name] = value
+
+
+_reexport_root_conftest()
