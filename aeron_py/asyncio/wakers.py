@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio as _asyncio
 import logging
 import threading
+import weakref
 from asyncio import Handle, TimerHandle
 from typing import TYPE_CHECKING, Protocol
 
@@ -111,7 +112,8 @@ class ThreadWaker:
         self._wake = threading.Event()
         self._stop = False
         self._idle = BackoffIdleStrategy(max_park_ns=max(1_000, int(backoff.max_delay * 1e9)))
-        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread = threading.Thread(target=_run_poller, args=(weakref.ref(self), self._wake, self._idle),
+                                        name=name, daemon=True)
         self._thread.start()
 
     def want(self, sub: "Subscription") -> None:
@@ -125,24 +127,20 @@ class ThreadWaker:
         with self._lock:
             self._wanted.pop(sub, None)
 
-    def _run(self) -> None:
-        try:
-            while True:
-                self._wake.clear()
-                with self._lock:
-                    if self._stop:
-                        return
-                    wanted = list(self._wanted)
-                if not wanted:
-                    self._wake.wait()  # no receive pending: sleep (GIL released) until want() or close()
-                    self._idle.idle(1)  # a new receive: start the back-off again from spinning
-                    continue
-                work = 0
-                for sub in wanted:
-                    work += self._poll(sub)
-                self._idle.idle(work)
-        except RuntimeError as exc:  # the loop closed under us: nobody is waiting any more
-            logger.debug("asyncio poller thread stops: %s", exc)
+    def _cycle(self) -> bool:
+        """One duty cycle of the poller thread; False when it must stop."""
+        self._wake.clear()
+        with self._lock:
+            if self._stop:
+                return False
+            wanted = list(self._wanted)
+        if not wanted:
+            return True  # _run_poller sleeps on the event, holding no reference to this waker
+        work = 0
+        for sub in wanted:
+            work += self._poll(sub)
+        self._idle.idle(work)
+        return True
 
     def _poll(self, sub: "Subscription") -> int:
         try:
@@ -158,6 +156,10 @@ class ThreadWaker:
         self._loop.call_soon_threadsafe(sub._deliver, taken)
         return len(taken)
 
+    def __del__(self) -> None:  # dropped without close(): let the thread end (never joins here)
+        self._stop = True
+        self._wake.set()
+
     def close(self) -> None:
         with self._lock:
             self._stop = True
@@ -167,6 +169,23 @@ class ThreadWaker:
             self._thread.join(THREAD_JOIN_TIMEOUT_S)
             if self._thread.is_alive():
                 logger.warning("asyncio poller thread did not stop within %s s", THREAD_JOIN_TIMEOUT_S)
+
+
+def _run_poller(ref: "weakref.ref[ThreadWaker]", wake: threading.Event, idle: BackoffIdleStrategy) -> None:
+    """Body of the poller thread.  It holds its waker only during a cycle, so a waker dropped
+    without ``close()`` is collected and the thread ends."""
+    try:
+        while True:
+            waker = ref()
+            if waker is None or not waker._cycle():
+                return
+            sleeping = not waker._wanted
+            del waker
+            if sleeping:
+                wake.wait()  # no receive pending: sleep (GIL released) until want(), close() or collection
+                idle.idle(1)  # a new receive: start the back-off again from spinning
+    except RuntimeError as exc:  # the loop closed under us: nobody is waiting any more
+        logger.debug("asyncio poller thread stops: %s", exc)
 
 
 WAKERS = {"timer": TimerWaker, "thread": ThreadWaker}

@@ -3,12 +3,13 @@ under asyncio and uvloop (the loop parametrization comes from conftest)."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import random
 
 import pytest
 
 import aeron_py.asyncio as aio
-from aeron_py import ClientClosedError
+from aeron_py import Aeron, ClientClosedError
 from aio_helpers import wait_for_condition
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
@@ -153,11 +154,30 @@ async def test_client_close_while_receiving_raises(driver: object, channel: tupl
         aeron.close()
         with pytest.raises(ClientClosedError, match="closed"):
             await asyncio.wait_for(pending, DEADLINE)
+        if waker == "thread":  # closing stopped (and joined) the poller thread
+            assert not aeron._waker._thread.is_alive()  # type: ignore[union-attr]
         with pytest.raises(ClientClosedError):
             await aeron.add_subscription(*channel)
     finally:
         aeron.close()
     assert aeron.sync.is_closed
+
+
+async def test_dropped_client_lets_its_poller_thread_end(driver: object, channel: tuple[str, int]) -> None:
+    with Aeron(driver=driver) as sync_client:  # type: ignore[arg-type]
+        aeron = aio.Aeron(client=sync_client, waker="thread")
+        _pub, sub = await _connected(aeron, channel)
+        pending = asyncio.ensure_future(sub.receive())
+        await wait_for_condition(lambda: sub._waiters, DEADLINE, "the receiver to wait")
+        pending.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await pending
+        assert isinstance(aeron._waker, aio.ThreadWaker)
+        thread = aeron._waker._thread
+        del aeron, sub, _pub, pending  # never closed
+        gc.collect()
+        await wait_for_condition(lambda: not thread.is_alive(), DEADLINE, "the poller thread to end")
+        assert not sync_client.is_closed  # a wrapped client is not closed by the wrapper
 
 
 async def _drain(sub: aio.Subscription) -> list[bytes]:
