@@ -188,7 +188,10 @@ class Subscription:
     # ---- receiving
 
     async def receive(self) -> Message:
-        """The next message; waits without blocking the loop (see the module docstring)."""
+        """The next message; waits without blocking the loop (see the module docstring).
+
+        Polls with ``aeron_subscription_controlled_poll`` (reassembling), through
+        :meth:`aeron_py.Subscription.poll` (``with_header``) or ``poll_batch``."""
         await self._ready()
         return self._buffer.popleft()
 
