@@ -13,7 +13,8 @@ enqueue.  Each loop iteration:
 4. replies are offered without blocking: every outbox (bounded, :mod:`.outbox`) is
    retried each iteration until a deadline, then ``core.send_failed`` (closes that
    duologue only) or, for the broadcast, the expired replies are dropped;
-5. ``core.tick`` every 100 ms; blocklist reload when flagged (SIGHUP); telemetry;
+5. ``core.tick`` every 100 ms; the blocklist file checked for a new version (and
+   re-read when asked: SIGHUP), see :mod:`.blocklist_watch`; telemetry;
    the client losing its driver ends :meth:`EchoServer.run` with
    :class:`DriverLostError`.
 
@@ -55,6 +56,7 @@ from ..errors import AeronError
 from ..idle import BackoffIdleStrategy
 from ..publication import Publication
 from ..subscription import Image, Subscription
+from .blocklist_watch import BlocklistChange, BlocklistWatch
 from .channels import DuologueChannels, Duologue
 from .creation import Attempt, Pending, aeron_cause
 from .endpoint_guard import EndpointGuard, FilterLimits
@@ -122,9 +124,9 @@ class EchoServer(DuologueChannels):
 
     def __init__(self, config: ServerConfig, options: ServerOptions | None = None) -> None:
         self.options = options if options is not None else ServerOptions()
-        self._blocklist: Blocklist | None = None
+        self._watch: BlocklistWatch | None = None
         if self.options.blocklist is not None:
-            self._blocklist = Blocklist.load(self.options.blocklist)  # bad file: fail at once
+            self._watch = BlocklistWatch(self.options.blocklist)  # bad file: fail at once
             config = dataclasses.replace(config, is_blocked=self._is_blocked)
         self.config = config
         self._core = EchoServerCore(config)
@@ -136,7 +138,6 @@ class EchoServer(DuologueChannels):
         self._stats: ServerStats = self._core.stats
         self._infos: tuple[DuologueInfo, ...] = ()
         self._channels = 0
-        self.blocklist_version = 0 if self._blocklist is None else 1
         self.driver_dir: str | None = None
         # loop-thread state
         self._driver: MediaDriver | None = None
@@ -172,6 +173,11 @@ class EchoServer(DuologueChannels):
     def channel_count(self) -> int:
         """Duologues whose Aeron channels are open, pending or still flushing."""
         return self._channels
+
+    @property
+    def blocklist_version(self) -> int:
+        """1 for the blocklist read at start, +1 per new version put in force (0: none)."""
+        return 0 if self._watch is None else self._watch.version
 
     @property
     def is_serving(self) -> bool:
@@ -364,9 +370,7 @@ class EchoServer(DuologueChannels):
         self._check_driver()
         self._acknowledge_image_lists()
         self._execute(self._core.tick(now), now)
-        if self._reload:
-            self._reload = False
-            self._reload_blocklist()
+        self._check_blocklist(now)
         if self._guard is not None:
             self._guard.refresh()
         self._released = {p: r for p, r in self._released.items() if r[0] > now}
@@ -510,25 +514,43 @@ class EchoServer(DuologueChannels):
 
     # ---- blocklist
 
+    @property
+    def _blocklist(self) -> Blocklist | None:
+        return None if self._watch is None else self._watch.blocklist
+
     def _is_blocked(self, ip: str) -> str | None:
         blocklist = self._blocklist
         entry = blocklist.match(ip, time.time()) if blocklist is not None else None
         return None if entry is None else entry.target
 
-    def _reload_blocklist(self) -> None:
-        path = self.options.blocklist
-        if path is None:
-            logger.info("blocklist reload requested but no blocklist file is configured")
+    def _check_blocklist(self, now: float) -> None:
+        """Each tick: a new version of the file (one ``stat``), or the re-read asked for."""
+        requested, self._reload = self._reload, False
+        if self._watch is None:
+            if requested:
+                logger.info("blocklist reload requested but no blocklist file is configured")
             return
-        try:
-            self._blocklist = Blocklist.load(path)
-        except (OSError, ValueError) as exc:
-            logger.error("blocklist reload failed, keeping the previous one: %s", exc)
-            return
-        self.blocklist_version += 1
+        change = self._watch.reload() if requested else self._watch.poll()
+        if change is not None:
+            self._apply_blocklist(change, now)
+
+    def _apply_blocklist(self, change: BlocklistChange, now: float) -> None:
+        """Put a new blocklist in force: the driver's filter, then (``close_blocked``) the
+        duologues of owners it now blocks; new HELLOs see it through ``_is_blocked``."""
         if self._guard is not None:
-            self._guard.set_blocklist(self._blocklist)
-        logger.info("blocklist reloaded from %s: %d entries", path, len(self._blocklist))
+            self._guard.set_blocklist(change.blocklist)
+        closed = 0
+        if self.options.close_blocked:
+            actions = self._core.close_blocked(now)
+            closed = sum(1 for a in actions if isinstance(a, CloseDuologue))
+            self._execute(actions, now)
+        if closed:
+            logger.warning("blocklist version %d: closed %d duologue(s) of newly blocked owners",
+                           change.version, closed)
+        if self._telemetry is not None:
+            wall = time.time()
+            self._telemetry.blocklist_reload(change, active=sum(1 for e in change.blocklist if e.active(wall)),
+                                             duologues_closed=closed)
 
     # ---- shutdown
 

@@ -78,6 +78,7 @@ class CloseReason(StrEnum):
     IDLE = "idle"
     SHUTDOWN = "shutdown"
     CREATE_FAILED = "create_failed"
+    BLOCKED = "blocked"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -538,6 +539,18 @@ class EchoServerCore:
                      "there cannot be closed; capacity is now %d duologues",
                      port, (self._ports.capacity - self._ports.retired - 1) // 2)
         self._ports.retire(port)
+
+    def close_blocked(self, now: float) -> list[Action]:
+        """Close every duologue whose owner is blocked now (after a blocklist reload).
+
+        Visits every duologue: called once per reload, never per tick."""
+        is_blocked = self._config.is_blocked
+        if is_blocked is None:
+            return []
+        actions: list[Action] = []
+        for d in [d for d in self._duologues.values() if is_blocked(d.owner_ip) is not None]:
+            actions += self._close(d, CloseReason.BLOCKED, now)
+        return actions
 
     # ---- time and shutdown
 

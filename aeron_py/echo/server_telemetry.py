@@ -24,6 +24,7 @@ from typing import Any
 
 from ..stat import DriverStat
 from ..telemetry import EventError, EventWriter
+from .blocklist_watch import BlocklistChange
 from .server_core import Action, Event
 
 logger = logging.getLogger(__name__)
@@ -115,6 +116,13 @@ class ServerTelemetry:
                                          "reason": f["reason"], **{k: f[k] for k in keys}})]
         logger.debug("no telemetry mapping for core event %s", event.kind)
         return []
+
+    def blocklist_reload(self, change: BlocklistChange, *, active: int, duologues_closed: int) -> None:
+        """A ``blocklist_reload`` event: a new blocklist version is in force."""
+        counters = {"version": change.version, "entries": len(change.blocklist), "active": active,
+                    "added": change.added, "removed": change.removed, "duologues_closed": duologues_closed}
+        self._emit("blocklist_reload", {"counters": counters,
+                                        "reason": "requested" if change.requested else "file_changed"})
 
     def _emit(self, kind: str, fields: dict[str, Any]) -> None:
         if kind != "driver_snapshot":
