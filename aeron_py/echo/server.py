@@ -119,7 +119,6 @@ class EchoServer(ImageAdmission, MessagePolling, BlocklistEnforcement, ServerLif
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
         self._stats: ServerStats = self._core.stats
-        self._infos: tuple[DuologueInfo, ...] = ()
         self._channels = 0
         self.driver_dir: str | None = None
         # loop-thread state
@@ -133,6 +132,7 @@ class EchoServer(ImageAdmission, MessagePolling, BlocklistEnforcement, ServerLif
         self._client_errors: deque[str] = deque(maxlen=8)
         self._duologues: dict[int, Duologue] = {}
         self._closing: dict[int, Duologue] = {}
+        self._dirty: set[int] = set()  # live duologues whose outbox holds replies
         self._pending: dict[int, Pending] = {}
         self._orphans: list[Attempt] = []  # attempts of duologues already gone, still in flight
         self._images = ImageBook()
@@ -149,8 +149,8 @@ class EchoServer(ImageAdmission, MessagePolling, BlocklistEnforcement, ServerLif
 
     @property
     def duologues(self) -> tuple[DuologueInfo, ...]:
-        """Snapshots of the live duologues, refreshed every 100 ms."""
-        return self._infos
+        """Snapshots of the live duologues (pending ones included), computed on each call."""
+        return self._core.duologue_infos()
 
     @property
     def channel_count(self) -> int:
@@ -269,8 +269,6 @@ class EchoServer(ImageAdmission, MessagePolling, BlocklistEnforcement, ServerLif
         self._released = {p: r for p, r in self._released.items() if r[0] > now}
         if self._telemetry is not None:
             self._telemetry.snapshot_if_due(now)
-        infos = (self._core.duologue_info(session) for session in (*self._duologues, *self._pending))
-        self._infos = tuple(info for info in infos if info is not None)
         return 1
 
     def _publish(self) -> None:
@@ -296,7 +294,10 @@ class EchoServer(ImageAdmission, MessagePolling, BlocklistEnforcement, ServerLif
                 self._try_create(pending, now)
             elif isinstance(action, SendDuologue):
                 d = self._duologues.get(action.session_id)
-                if d is not None and not d.outbox.push(action.data, now + self.options.send_timeout):
+                if d is None:
+                    continue
+                self._dirty.add(action.session_id)
+                if not d.outbox.push(action.data, now + self.options.send_timeout):
                     logger.warning("duologue %d: %d replies waiting; closing it", action.session_id, len(d.outbox))
                     self._execute(self._core.send_failed(action.session_id, now), now)
             elif isinstance(action, CloseDuologue):

@@ -36,6 +36,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from .deadlines import Deadlines
 from .log_summary import LogSummary
 from .per_ip import PerIpCounter, canonical_ip
 from .ports import AllocationError, PortAllocator
@@ -119,6 +120,9 @@ class EchoServerCore:
         # (initial image id, key) -> duologue still waiting for its client: a repeated HELLO
         # (clients re-send every second until answered) gets the same CONNECT again.
         self._awaiting: dict[tuple[int, int], int] = {}
+        # When each duologue must be looked at: its expiry while no client has joined, then
+        # (idle_timeout) the earliest it can be idle; tick() visits only what is due.
+        self._deadlines: Deadlines[int] = Deadlines()
         self._hellos = 0
         self._created = 0
         self._rejects: Counter[str] = Counter()
@@ -163,8 +167,18 @@ class EchoServerCore:
     def duologue_info(self, session_id: int) -> DuologueInfo | None:
         """Snapshot of duologue ``session_id``, or None if it does not exist."""
         d = self._duologues.get(session_id)
-        if d is None:
-            return None
+        return None if d is None else self._info(d)
+
+    def duologue_infos(self) -> tuple[DuologueInfo, ...]:
+        """Snapshots of every live duologue, computed now (O(duologues): on demand only).
+
+        Safe to call from another thread while the loop runs: the dict's values are
+        copied in one C call under the GIL, and each snapshot reads plain attributes
+        (a snapshot may be a message behind, never torn into an exception)."""
+        return tuple(self._info(d) for d in list(self._duologues.values()))
+
+    @staticmethod
+    def _info(d: _Duologue) -> DuologueInfo:
         return DuologueInfo(
             session_id=d.session_id, initial_session=d.initial_session, owner_ip=d.owner_ip,
             data_port=d.data_port, control_port=d.control_port, created_at=d.created_at,
@@ -238,6 +252,7 @@ class EchoServerCore:
             return actions + self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "no_session_ids", now)
         self._per_ip.increment(ip)
         self._created += 1
+        self._deadlines.schedule(session, now + self._config.expiry)
         self._duologues[session] = _Duologue(session, sid, ip, data_port, control_port, now, now,
                                              hello=(image_id, key))
         self._awaiting[(image_id, key)] = session
@@ -346,6 +361,10 @@ class EchoServerCore:
         d.images[image_id] = True
         if d.first_image_at is None:
             d.first_image_at = now
+            if self._config.idle_timeout is not None:
+                self._deadlines.schedule(session_id, now + self._config.idle_timeout)
+            else:
+                self._deadlines.cancel(session_id)
             self._forget_hello(d)
         d.last_activity = now
         return [Event("client_connected", {"ip": ip, "session_id": session_id,
@@ -421,16 +440,21 @@ class EchoServerCore:
 
     def tick(self, now: float) -> list[Action]:
         """Close duologues never joined within ``expiry`` or idle past ``idle_timeout``;
-        write the due log summaries."""
+        write the due log summaries.  Visits only the duologues whose deadline is due."""
         self.log_summary.flush(now)
         actions: list[Action] = []
-        expiry, idle = self._config.expiry, self._config.idle_timeout
-        for d in list(self._duologues.values()):
+        idle = self._config.idle_timeout
+        for session in self._deadlines.pop_due(now):
+            d = self._duologues.get(session)
+            if d is None:
+                continue
             if d.first_image_at is None:
-                if now - d.created_at >= expiry:
-                    actions += self._close(d, CloseReason.EXPIRED, now)
-            elif idle is not None and now - d.last_activity >= idle:
-                actions += self._close(d, CloseReason.IDLE, now)
+                actions += self._close(d, CloseReason.EXPIRED, now)
+            elif idle is not None:
+                if now - d.last_activity >= idle:
+                    actions += self._close(d, CloseReason.IDLE, now)
+                else:  # active since it was scheduled: due again when it could next be idle
+                    self._deadlines.schedule(session, d.last_activity + idle)
         return actions
 
     def shutdown(self, now: float) -> list[Action]:
@@ -453,6 +477,7 @@ class EchoServerCore:
     def _close(self, d: _Duologue, reason: CloseReason, now: float) -> list[Action]:
         """The one place that deletes a duologue and returns all its resources."""
         del self._duologues[d.session_id]
+        self._deadlines.cancel(d.session_id)
         self._forget_hello(d)
         self._ports.free(d.data_port)
         self._ports.free(d.control_port)

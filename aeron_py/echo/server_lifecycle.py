@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from .creation import Attempt, Pending
     from .images import ImageBook
     from .outbox import Outbox
-    from .server_core import Action, DuologueInfo, EchoServerCore, ServerConfig
+    from .server_core import Action, EchoServerCore, ServerConfig
     from .server_options import ServerOptions
 
 __all__ = ["DriverLostError", "ServerLifecycle"]
@@ -72,7 +72,6 @@ class ServerLifecycle:
     _orphans: list[Attempt]
     _images: ImageBook
     _telemetry: ServerTelemetry | None
-    _infos: tuple[DuologueInfo, ...]
 
     if TYPE_CHECKING:
         @property
@@ -175,7 +174,6 @@ class ServerLifecycle:
                     d.pub.close()
                 self._closing.clear()
                 self._images.clear()
-                self._infos = ()
                 self._publish()
         finally:
             self._core.log_summary.flush(time.monotonic(), force=True)
