@@ -139,6 +139,14 @@ void PollSet::clear() {
     cursor_ = 0;
 }
 
+int PollSet::traverse(visitproc visit, void *arg) const noexcept {
+    for (const auto &entry : entries_) {
+        Py_VISIT(entry->owner.ptr());
+        Py_VISIT(entry->key.ptr());
+    }
+    return 0;
+}
+
 void PollSet::drop_dead(std::vector<std::unique_ptr<PollSetEntry>> &graveyard) {
     for (size_t i = 0; i < entries_.size();) {
         if (entries_[i]->dead()) {
@@ -372,9 +380,37 @@ PyMethodDef poll_def = {
 
 }  // namespace
 
+// A set holds arbitrary keys, which may refer back to it: the set takes part in the cycle
+// collector (tp_traverse visits every owner and key; tp_clear empties the set).
+PollSet *poll_set_of(PyObject *self) noexcept {
+    if (!py::detail::is_holder_constructed(self)) return nullptr;
+    try {
+        return py::handle(self).cast<PollSet *>();
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+int traverse(PyObject *self, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE(self));  // instances of a heap type own a reference to it
+    PollSet *set = poll_set_of(self);
+    return set == nullptr ? 0 : set->traverse(visit, arg);
+}
+
+int clear_references(PyObject *self) {
+    if (PollSet *set = poll_set_of(self)) set->clear();
+    return 0;
+}
+
 void init_poll_set(py::module_ &m) {
     py::class_<PollSet> cls(m, "PollSet",
-                            "Many subscriptions and images polled by one call (not thread-safe; see aeron_py.PollSet).");
+                            "Many subscriptions and images polled by one call (not thread-safe; see aeron_py.PollSet).",
+                            py::custom_type_setup([](PyHeapTypeObject *heap_type) {
+                                auto *type = &heap_type->ht_type;
+                                type->tp_flags |= Py_TPFLAGS_HAVE_GC;
+                                type->tp_traverse = traverse;
+                                type->tp_clear = clear_references;
+                            }));
     cls.def(py::init<>())
         .def("add", &PollSet::add, py::arg("owner"), py::arg("key"),
              "Adds a Subscription or a live Image with its key (both held by strong references). ValueError if "

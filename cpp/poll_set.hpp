@@ -65,6 +65,8 @@ public:
     size_t size() const { return entries_.size(); }
     void clear();
     py::list end_of_stream();
+    // tp_traverse of the cycle collector: visits every owner and key.
+    int traverse(visitproc visit, void *arg) const noexcept;
     // The fast poll (fragment_limit, max_messages): a new list, or nullptr with an error set.
     PyObject *poll(long fragment_limit, size_t max_messages);
 

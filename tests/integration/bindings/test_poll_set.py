@@ -10,6 +10,7 @@ from collections import defaultdict
 
 import pytest
 
+import aeron_py
 from aeron_py import Image, ImageSnapshotError, PollSet
 from aeron_py.errors import AeronError
 from conftest import wait_until
@@ -261,3 +262,19 @@ def test_polling_the_set_from_a_handler_of_one_of_its_subscriptions_raises_befor
     with pytest.raises(RuntimeError, match="already being polled"):
         wait_until(lambda: subs[0].poll(handler), 5, "a message for the handler")
     assert [(k, d) for k, _, d in drain(ps, 1)] == [(1, b"other")]  # nothing was consumed by the refused poll
+
+
+def test_a_key_referring_back_to_its_set_is_collected_with_it(aeron):
+    pubs, subs = pairs(aeron, "aeron:ipc", 1)
+
+    class Owner:
+        def __init__(self) -> None:
+            self.ps: PollSet[Owner] = PollSet()
+            self.ps.add(subs[0], self)  # owner -> set -> key (owner): a cycle
+
+    owner = Owner()
+    owner_ref = weakref.ref(owner)
+    del owner
+    gc.collect()
+    assert owner_ref() is None  # the set takes part in the cycle collector
+    assert gc.is_tracked(PollSet()) and gc.is_tracked(aeron_py._aeron.PollSet())
