@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from ..client import Aeron
+    from ..poll_set import PollSet
     from .endpoint_guard import EndpointGuard
     from .images import ImageBook
     from .server_core import Action, EchoServerCore
@@ -71,6 +73,7 @@ class DuologueChannels:
     _duologues: dict[int, Duologue]
     _closing: dict[int, Duologue]
     _dirty: set[int]
+    _poll_set: PollSet[int] | None
     _pending: dict[int, Pending]
     _orphans: list[Attempt]
     _images: ImageBook
@@ -138,6 +141,8 @@ class DuologueChannels:
             return 1
         assert attempt.sub is not None and attempt.pub is not None
         del self._pending[a.session_id]
+        assert self._poll_set is not None
+        self._poll_set.add(attempt.sub, a.session_id)
         self._duologues[a.session_id] = Duologue(attempt.pub, attempt.sub, a.data_port, a.control_port,
                                                   Outbox(self.options.duologue_outbox_cap))
         for data in pending.held:
@@ -195,6 +200,10 @@ class DuologueChannels:
             return 0.0
         return released[0]
 
+    def _port_busy(self, port: int) -> bool:
+        """The core's ``port_busy``: a closed channel of ours may still bind ``port``."""
+        return self._bindable_at(port, "data") > time.monotonic()
+
     def _release(self, port: int, role: str, bindable_at: float) -> None:
         self._released[port] = (bindable_at, role)
 
@@ -217,8 +226,9 @@ class DuologueChannels:
             return
         self._dirty.discard(session)
         had_images = bool(self._images.remove_key(session))
-        assert self._guard is not None
+        assert self._guard is not None and self._poll_set is not None
         self._guard.own_port(d.data_port, None)
+        self._poll_set.remove(d.sub)
         d.sub.close()
         self._release(d.data_port, "data", now + (_SUB_WITH_IMAGES_RELEASE if had_images else _SUB_RELEASE))
         d.outbox.flush(d.pub, now)

@@ -8,6 +8,13 @@ hands the queued events to the core *before* it polls (every image in a
 subscription's list had its callback in the same duty cycle), so the core always
 knows an image before its first message.  Events of a duologue still being created
 wait until it is live (or gone).  See :mod:`.images` for why no image handle is kept.
+
+End of stream: a client that closes its duologue publication cleanly sends an end of
+stream; once the server has read all of it the image is at its end (seconds before
+the driver declares it unavailable).  :meth:`ImageAdmission._ends_of_stream` (every
+~50 ms: one C call walking the duologue subscriptions' images) treats such an image
+as gone, so the duologue's slot is free at once; its ports still follow the port
+rules of :mod:`.channels` (the image still drains in the driver).
 """
 from __future__ import annotations
 
@@ -21,6 +28,7 @@ from .images import ImageBook, TrackedImage, reject_image
 from .protocol import split_source_identity
 
 if TYPE_CHECKING:
+    from ..poll_set import PollSet
     from ..subscription import Image, Subscription
     from .channels import Duologue
     from .creation import Pending
@@ -52,6 +60,7 @@ class ImageAdmission:
     _pending: dict[int, Pending]
     _images: ImageBook
     _image_events: deque[ImageEvent]
+    _poll_set: PollSet[int] | None
 
     if TYPE_CHECKING:
         def _execute(self, actions: list[Action], now: float) -> None: ...
@@ -118,15 +127,15 @@ class ImageAdmission:
             actions = self._core.duologue_image_unavailable(ev.key, ev.image_id, now)
         self._execute(actions, now)
 
-    def _acknowledge_image_lists(self) -> None:
-        """Let the C client free the logs of images that went away.
-
-        The client unmaps a removed image only once the application has read its
-        subscription's image list again (``aeron_subscription_image_count``, ``poll``
-        ... record the list's change number; ``aeron_client_conductor.c``,
-        check_lingering_resources).  Without this every departed image stayed mapped
-        (issue 7, item 3)."""
-        if self._all_clients is not None:
-            self._all_clients.image_count
-        for d in self._duologues.values():
-            d.sub.image_count
+    def _ends_of_stream(self, now: float) -> int:
+        """Duologue client images that reached their end of stream leave the core now."""
+        if self._poll_set is None:
+            return 0
+        ended = self._poll_set.end_of_stream()
+        for session, session_id in ended:
+            image_id = self._images.image_for(session, session_id)
+            if image_id is None or session not in self._duologues:
+                continue  # never announced, or its duologue is gone already
+            self._execute(self._core.duologue_image_unavailable(session, image_id, now), now)
+            self._images.remove(image_id)  # its unavailable event, later, is then ignored
+        return len(ended)

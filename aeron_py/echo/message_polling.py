@@ -1,9 +1,14 @@
-"""Message polling: every subscription's messages go to the core, routed by image.
+"""Message polling: one call into C per pass reads every subscription; messages go to the core.
 
-Each subscription is read with its own poll (see :mod:`.images` for why no image
-handle is kept); a message is routed to the announced image of its session id
-(unique among one subscription's images), HELLOs to the core's all-clients rules,
-duologue messages to that duologue's.
+The duologue subscriptions are members of one :class:`~aeron_py.PollSet` (added when
+a duologue goes live, removed when it closes), the all-clients subscription of
+another (its own fragment limit): a pass costs two calls however many duologues
+exist, and returns only the messages, each with its subscription's key and its
+session id.  A message is routed to the announced image of that session id (unique
+among one subscription's images): HELLOs to the core's all-clients rules, duologue
+messages to that duologue's.  Polling also tells the C client that the subscription's
+image list was read, which lets it free the logs of images that went away (issue 7,
+item 3).
 """
 from __future__ import annotations
 
@@ -11,47 +16,48 @@ import logging
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..subscription import Subscription
+    from ..poll_set import PollSet
     from .channels import Duologue
     from .images import ImageBook
     from .server_core import Action, EchoServerCore
 
 __all__ = ["MessagePolling"]
 
-_POLL_LIMIT = 10  # fragments per duologue subscription per iteration (fairness)
-_POLL_LIMIT_ALL_CLIENTS = 64
+#: Fragments per duologue subscription per pass (fairness between duologues).
+POLL_LIMIT = 10
+#: Fragments of the all-clients subscription per pass (HELLOs of every client).
+POLL_LIMIT_ALL_CLIENTS = 64
 
 
 class MessagePolling:
     """Polling half of the server loop (a mixin: the state lives on the server)."""
 
     _core: EchoServerCore
-    _all_clients: Subscription | None
     _duologues: dict[int, Duologue]
     _images: ImageBook
+    _hello_set: PollSet[None] | None
+    _poll_set: PollSet[int] | None
 
     if TYPE_CHECKING:
         def _execute(self, actions: list[Action], now: float) -> None: ...
 
     def _poll_images(self, now: float) -> int:
-        """Read every subscription and feed the core; the number of messages."""
+        """Read every subscription (two calls) and feed the core; the number of messages."""
         work = 0
-        if self._all_clients is not None:
-            work += self._poll_subscription(None, self._all_clients, _POLL_LIMIT_ALL_CLIENTS, now)
-        for session, d in list(self._duologues.items()):
-            if self._duologues.get(session) is d:
-                work += self._poll_subscription(session, d.sub, _POLL_LIMIT, now)
+        if self._hello_set is not None:
+            for _, session_id, data in self._hello_set.poll(POLL_LIMIT_ALL_CLIENTS):
+                self._deliver(None, session_id, data, now)
+                work += 1
+        if self._poll_set is not None:
+            for session, session_id, data in self._poll_set.poll(POLL_LIMIT):
+                self._deliver(session, session_id, data, now)
+                work += 1
         return work
 
-    def _poll_subscription(self, key: int | None, sub: Subscription, limit: int, now: float) -> int:
-        received: list[tuple[bytes, int]] = []
-        sub.poll(lambda data, header: received.append((data, header.session_id)), limit)
-        for data, session_id in received:
-            self._deliver(key, session_id, data, now)
-        return len(received)
-
     def _deliver(self, key: int | None, session_id: int, data: bytes, now: float) -> None:
-        """One message of subscription ``key`` from ``session_id`` to the core."""
+        """One message of subscription ``key`` (None: all-clients) from ``session_id`` to the core."""
+        if key is not None and key not in self._duologues:
+            return  # closed by an earlier message of this batch
         image_id = self._images.image_for(key, session_id)
         if image_id is None:  # cannot happen: image events are handled before polling
             self._core.log_summary.log(logging.WARNING, "message:unknown_image", now,
@@ -59,8 +65,6 @@ class MessagePolling:
             return
         if key is None:
             actions = self._core.hello_received(image_id, data, now)
-        elif key in self._duologues:
-            actions = self._core.duologue_message(key, image_id, data, now)
         else:
-            return  # closed by an earlier message of this batch
+            actions = self._core.duologue_message(key, image_id, data, now)
         self._execute(actions, now)

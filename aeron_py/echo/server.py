@@ -57,6 +57,7 @@ from ..client import Aeron
 from ..driver import MediaDriver
 from ..errors import AeronError
 from ..idle import BackoffIdleStrategy
+from ..poll_set import PollSet
 from ..publication import Publication
 from ..subscription import Subscription
 from .blocklist_enforcement import BlocklistEnforcement
@@ -91,6 +92,7 @@ __all__ = ["DEFAULT_TERM_LENGTH", "SNAPSHOT_COUNTERS", "DriverLostError", "EchoS
 logger = logging.getLogger(__name__)
 
 _TICK_INTERVAL = 0.1
+_END_OF_STREAM_INTERVAL = 0.05  # how often cleanly closed client images are looked for
 
 
 class EchoServer(ImageAdmission, MessagePolling, BlocklistEnforcement, ServerLifecycle, DuologueChannels):
@@ -111,7 +113,7 @@ class EchoServer(ImageAdmission, MessagePolling, BlocklistEnforcement, ServerLif
         if self.options.blocklist is not None:
             self._watch = BlocklistWatch(self.options.blocklist)  # bad file: fail at once
             config = dataclasses.replace(config, is_blocked=self._is_blocked)
-        self.config = config
+        self.config = config = dataclasses.replace(config, port_busy=self._port_busy)
         self._core = EchoServerCore(config)
         self._stop = threading.Event()
         self._ready = threading.Event()
@@ -139,6 +141,8 @@ class EchoServer(ImageAdmission, MessagePolling, BlocklistEnforcement, ServerLif
         self._image_events: deque[ImageEvent] = deque()
         self._released: dict[int, tuple[float, str]] = {}  # port -> (bindable again at, "data"/"control")
         self._telemetry: ServerTelemetry | None = None
+        self._hello_set: PollSet[None] | None = None  # the all-clients subscription
+        self._poll_set: PollSet[int] | None = None  # every live duologue's subscription, keyed by session
 
     # ---- thread-safe views and controls
 
@@ -220,10 +224,13 @@ class EchoServer(ImageAdmission, MessagePolling, BlocklistEnforcement, ServerLif
             if on_ready is not None:
                 on_ready(self)
             idle = BackoffIdleStrategy(max_park_ns=1_000_000)
-            next_tick = time.monotonic()
+            next_tick = next_eos = time.monotonic()
             while not self._stop.is_set():
                 now = time.monotonic()
                 work = self._iterate(now)
+                if now >= next_eos:
+                    next_eos = now + _END_OF_STREAM_INTERVAL
+                    work += self._ends_of_stream(now)
                 if now >= next_tick:
                     next_tick = now + _TICK_INTERVAL
                     work += self._housekeeping(now)
@@ -261,7 +268,6 @@ class EchoServer(ImageAdmission, MessagePolling, BlocklistEnforcement, ServerLif
 
     def _housekeeping(self, now: float) -> int:
         self._check_driver()
-        self._acknowledge_image_lists()
         self._execute(self._core.tick(now), now)
         self._check_blocklist(now)
         if self._guard is not None:

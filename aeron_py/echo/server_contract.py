@@ -56,6 +56,9 @@ class ServerConfig:
     ipv6_prefix: int = 64
     max_image_term_length: int = DEFAULT_MAX_IMAGE_TERM_LENGTH
     is_blocked: Callable[[str], str | None] | None = None
+    #: The glue's view of a free port still bound by a closed channel (the allocator
+    #: prefers other ports); None: every free port is as good as any.
+    port_busy: Callable[[int], bool] | None = None
     session_min: int = DEFAULT_SESSION_MIN
     session_max: int = DEFAULT_SESSION_MAX
     refusal_interval: float = DEFAULT_REFUSAL_INTERVAL

@@ -239,7 +239,7 @@ class EchoServerCore:
         if refusal is not None:
             return actions + refusal
         try:
-            data_port, control_port = self._ports.allocate(2)
+            data_port, control_port = self._ports.allocate(2, self._config.port_busy)
         except AllocationError as error:
             logger.error("port allocator out of ports with %d duologues: %s", len(self._duologues), error)
             return actions + self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "no_ports", now)

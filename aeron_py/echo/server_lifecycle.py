@@ -22,6 +22,7 @@ from ..client import Aeron
 from ..driver import MediaDriver
 from ..errors import AeronError
 from ..idle import BackoffIdleStrategy
+from ..poll_set import PollSet
 from .creation import aeron_cause
 from .endpoint_guard import EndpointGuard, FilterLimits
 from .protocol import STREAM_ID
@@ -72,6 +73,8 @@ class ServerLifecycle:
     _orphans: list[Attempt]
     _images: ImageBook
     _telemetry: ServerTelemetry | None
+    _hello_set: PollSet[None] | None
+    _poll_set: PollSet[int] | None
 
     if TYPE_CHECKING:
         @property
@@ -121,6 +124,8 @@ class ServerLifecycle:
         except AeronError as exc:
             raise type(exc)(f"cannot open the all-clients subscription ({o.address}:{o.port}): "
                             f"{aeron_cause(exc)}") from exc
+        self._hello_set, self._poll_set = PollSet(), PollSet()
+        self._hello_set.add(self._all_clients, None)
         if o.events is not None:
             server_id = o.server_id or f"{o.address}:{o.port}"
             self._telemetry = ServerTelemetry(
@@ -181,6 +186,9 @@ class ServerLifecycle:
                 if self._telemetry is not None:
                     self._telemetry.close()
             finally:
+                for poll_set in (self._hello_set, self._poll_set):
+                    if poll_set is not None:
+                        poll_set.clear()  # drops its references to the subscriptions
                 if self._aeron is not None:
                     self._aeron.close()
                 if self._driver is not None:
