@@ -12,7 +12,7 @@ from echo_harness import PortBlocks, make_server, raw_peer, wait_until
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.integration]
 
-BLOCKS = PortBlocks(20000, 20500)
+BLOCKS = PortBlocks(29500, 30000)
 REFUSED = b"ERROR too many connections for IP address"
 
 
