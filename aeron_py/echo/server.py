@@ -7,15 +7,20 @@ enqueue.  Each loop iteration:
 1. ``aeron.do_work()`` (callbacks enqueue image events);
 2. image events go to the core *before* any fragment of that image is read (every
    image in a subscription's list had its callback in the same duty cycle);
-3. every subscription is polled (its own poll, fragments routed by session id: see
-   :mod:`.images` for why no image handle is ever kept) and the messages go to the
-   core; its actions are executed in order;
-4. replies are offered without blocking: every outbox (bounded, :mod:`.outbox`) is
-   retried each iteration until a deadline, then ``core.send_failed`` (closes that
-   duologue only) or, for the broadcast, the expired replies are dropped;
-5. ``core.tick`` every 100 ms; the blocklist file checked for a new version (and
-   re-read when asked: SIGHUP), see :mod:`.blocklist_watch`; telemetry;
-   the client losing its driver ends :meth:`EchoServer.run` with
+3. every subscription is polled by two calls into C (a :class:`~aeron_py.PollSet` of
+   the duologues, one of the all-clients subscription; messages routed by session id:
+   see :mod:`.images` for why no image handle is ever kept) and the messages go to
+   the core; its actions are executed in order;
+4. replies are offered without blocking: the outboxes that hold replies (bounded,
+   :mod:`.outbox`) are retried each iteration until a deadline, then
+   ``core.send_failed`` (closes that duologue only) or, for the broadcast, the
+   expired replies are dropped;
+5. every 50 ms, duologue client images at their end of stream (a clean close) leave
+   the core, which frees their slots at once;
+6. ``core.tick`` every 100 ms (it visits only what is due); the blocklist file
+   checked for a new version (and re-read when asked: SIGHUP), see
+   :mod:`.blocklist_watch`; telemetry (written by its own thread); the client
+   losing its driver ends :meth:`EchoServer.run` with
    :class:`DriverLostError`.
 
 Each rule has one home: image admission (:mod:`.image_admission`), message polling
