@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from ..client import Aeron
+    from ..poll_set import PollSet
     from .endpoint_guard import EndpointGuard
     from .images import ImageBook
     from .server_core import Action, EchoServerCore
@@ -70,19 +72,17 @@ class DuologueChannels:
     _outbox_drops: int
     _duologues: dict[int, Duologue]
     _closing: dict[int, Duologue]
+    _dirty: set[int]
+    _poll_set: PollSet[int] | None
     _pending: dict[int, Pending]
     _orphans: list[Attempt]
     _images: ImageBook
     _released: dict[int, tuple[float, str]]
 
-    def _execute(self, actions: list[Action], now: float) -> None:  # pragma: no cover - the server's
-        raise NotImplementedError
-
-    def _on_image(self, key: int | None, up: bool) -> Callable[[Image], None]:  # pragma: no cover
-        raise NotImplementedError
-
-    def _subscription(self, key: int | None) -> Subscription | None:  # pragma: no cover
-        raise NotImplementedError
+    if TYPE_CHECKING:
+        def _execute(self, actions: list[Action], now: float) -> None: ...
+        def _on_image(self, key: int | None, up: bool) -> Callable[[Image], None]: ...
+        def _subscription(self, key: int | None) -> Subscription | None: ...
 
     def _push_broadcast(self, data: bytes, now: float) -> None:
         if not self._broadcast_out.push(data, now + self.options.send_timeout):
@@ -141,6 +141,8 @@ class DuologueChannels:
             return 1
         assert attempt.sub is not None and attempt.pub is not None
         del self._pending[a.session_id]
+        assert self._poll_set is not None
+        self._poll_set.add(attempt.sub, a.session_id)
         self._duologues[a.session_id] = Duologue(attempt.pub, attempt.sub, a.data_port, a.control_port,
                                                   Outbox(self.options.duologue_outbox_cap))
         for data in pending.held:
@@ -198,6 +200,10 @@ class DuologueChannels:
             return 0.0
         return released[0]
 
+    def _port_busy(self, port: int) -> bool:
+        """The core's ``port_busy``: a closed channel of ours may still bind ``port``."""
+        return self._bindable_at(port, "data") > time.monotonic()
+
     def _release(self, port: int, role: str, bindable_at: float) -> None:
         self._released[port] = (bindable_at, role)
 
@@ -218,9 +224,11 @@ class DuologueChannels:
         d = self._duologues.pop(session, None)
         if d is None:
             return
+        self._dirty.discard(session)
         had_images = bool(self._images.remove_key(session))
-        assert self._guard is not None
+        assert self._guard is not None and self._poll_set is not None
         self._guard.own_port(d.data_port, None)
+        self._poll_set.remove(d.sub)
         d.sub.close()
         self._release(d.data_port, "data", now + (_SUB_WITH_IMAGES_RELEASE if had_images else _SUB_RELEASE))
         d.outbox.flush(d.pub, now)
@@ -241,6 +249,8 @@ class DuologueChannels:
             logger.debug("cannot reject image %d (%s): it is gone", action.image_id, action.reason)
 
     def _flush(self, now: float) -> int:
+        """Offer queued replies: the broadcast's, the duologues' in ``_dirty`` (O(those)),
+        and the closing duologues' last ones (closed once empty or expired)."""
         work = 0
         if self._broadcast_out and self._broadcast is not None:
             sent, failure = self._broadcast_out.flush(self._broadcast, now)
@@ -248,13 +258,18 @@ class DuologueChannels:
             if failure is not None:
                 self._core.log_summary.log(logging.WARNING, "broadcast:dropped", now,
                                            "broadcast replies dropped: %s", failure)
-        for session, d in list(self._duologues.items()):
-            if d.outbox:
-                sent, failure = d.outbox.flush(d.pub, now)
-                work += sent
-                if failure is not None:
-                    logger.warning("duologue %d: reply not sent: %s", session, failure)
-                    self._execute(self._core.send_failed(session, now), now)
+        for session in list(self._dirty):  # only the duologues with queued replies
+            d = self._duologues.get(session)
+            if d is None or not d.outbox:
+                self._dirty.discard(session)
+                continue
+            sent, failure = d.outbox.flush(d.pub, now)
+            work += sent
+            if not d.outbox:
+                self._dirty.discard(session)
+            if failure is not None:
+                logger.warning("duologue %d: reply not sent: %s", session, failure)
+                self._execute(self._core.send_failed(session, now), now)
         for session, d in list(self._closing.items()):
             sent, failure = d.outbox.flush(d.pub, now)
             work += sent

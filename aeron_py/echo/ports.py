@@ -3,11 +3,20 @@
 Ports come from ``[base, base + 2 * max_clients)`` (two per duologue), are handed out
 in random order and never twice until freed.  Allocation and freeing are O(1): the free
 ports live in a list, a random index is swapped with the last element and popped.
+
+A free port may still be bound for a moment by a channel that was just closed (a
+lingering publication, an image draining): ``allocate(busy=...)`` draws again, a
+bounded number of times, when the drawn port is busy, so under churn the ports freed
+longest ago come back first while the choice stays random.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
+
+#: Draws per port before a busy one is handed out anyway.
+_BUSY_DRAWS = 16
 
 
 class AllocationError(Exception):
@@ -57,8 +66,10 @@ class PortAllocator:
         """True when ``port`` is currently allocated."""
         return port in self._in_use
 
-    def allocate(self, count: int) -> list[int]:
-        """Return ``count`` distinct free ports in random order (all or nothing)."""
+    def allocate(self, count: int, busy: Callable[[int], bool] | None = None) -> list[int]:
+        """Return ``count`` distinct free ports in random order (all or nothing).
+
+        ``busy(port)`` true: prefer another free port (at most ``_BUSY_DRAWS`` draws)."""
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise ValueError(f"port count must be an int >= 0, got {count!r}")
         if count > len(self._free):
@@ -66,14 +77,26 @@ class PortAllocator:
                 f"asked for {count} ports but only {len(self._free)} of "
                 f"[{self._base}, {self._top}] are free"
             )
-        ports = []
+        ports: list[int] = []
+        aside: list[int] = []
         for _ in range(count):
-            index = self._rng.randrange(len(self._free))
-            self._free[index], self._free[-1] = self._free[-1], self._free[index]
-            port = self._free.pop()
+            port = self._draw()
+            draws = 1
+            # draw again only while the ports still to hand out can come without `aside`
+            while (busy is not None and busy(port) and draws < _BUSY_DRAWS
+                   and len(self._free) >= count - len(ports)):
+                aside.append(port)
+                port = self._draw()
+                draws += 1
             self._in_use.add(port)
             ports.append(port)
+        self._free.extend(aside)
         return ports
+
+    def _draw(self) -> int:
+        index = self._rng.randrange(len(self._free))
+        self._free[index], self._free[-1] = self._free[-1], self._free[index]
+        return self._free.pop()
 
     def free(self, port: int) -> None:
         """Return an allocated port; freeing a port twice or a foreign port raises."""

@@ -26,6 +26,12 @@ deliver them after executing a :class:`CloseDuologue`.
 
 Resources (two ports, the session id, one per-IP count) are taken only when a
 CONNECT is sent and are returned by the single ``_close`` path, whatever the reason.
+
+Where the rules live: HELLO admission (the all-clients channel) in
+:mod:`.hello_admission`, the records in :mod:`.core_records`, the types the glue sees
+in :mod:`.server_contract`; this module holds the duologues' rules, time and shutdown.
+Work is proportional to activity: :meth:`EchoServerCore.tick` visits only the
+duologues whose deadline (:mod:`.deadlines`) is due.
 """
 
 from __future__ import annotations
@@ -33,214 +39,49 @@ from __future__ import annotations
 import logging
 import random
 from collections import Counter
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from enum import StrEnum
 from types import MappingProxyType
-from typing import Any
 
+from .core_records import DuologueRecord, InitialImage
+from .deadlines import Deadlines
+from .hello_admission import HelloAdmission
 from .log_summary import LogSummary
 from .per_ip import PerIpCounter, canonical_ip
-from .ports import AllocationError, PortAllocator
+from .ports import PortAllocator
 from .protocol import (
     ERROR_BAD_MESSAGE_DUOLOGUE,
     CoreUsageError,
     Reason,
-    crypt,
-    format_connect,
     format_error,
     parse_echo,
-    parse_hello,
     split_source_identity,
 )
-from .sessions import DEFAULT_SESSION_MAX, DEFAULT_SESSION_MIN, SessionAllocator
+from .server_contract import (
+    DEFAULT_MAX_IMAGE_TERM_LENGTH,
+    DEFAULT_REFUSAL_INTERVAL,
+    Action,
+    Broadcast,
+    CloseDuologue,
+    CloseReason,
+    CreateDuologue,
+    DuologueInfo,
+    Event,
+    RejectImage,
+    SendDuologue,
+    ServerConfig,
+    ServerStats,
+)
+from .sessions import SessionAllocator
+
+__all__ = ["DEFAULT_MAX_IMAGE_TERM_LENGTH", "DEFAULT_REFUSAL_INTERVAL", "Action", "Broadcast", "CloseDuologue",
+           "CloseReason", "CreateDuologue", "DuologueInfo", "EchoServerCore", "Event", "RejectImage", "SendDuologue",
+           "ServerConfig", "ServerStats"]
 
 logger = logging.getLogger(__name__)
-
-#: Largest term length accepted on client images: Aeron's minimum term, which already
-#: holds 8 KiB messages (the protocol's are at most 1 KiB), so a client image costs the
-#: server ~196 KiB of log.  A stock Aeron client publishes with a 16 MiB term (~48 MiB
-#: of log): it is refused with ``ERROR server full`` unless it sets ``term-length``
-#: (Java: ``-Daeron.term.buffer.length=65536``) or the server raises this cap.
-DEFAULT_MAX_IMAGE_TERM_LENGTH = 64 * 1024
-#: A refusal repeated to the same initial image within this many seconds is not sent
-#: again (the client acts on the first one; a flood must not become a reply flood).
-DEFAULT_REFUSAL_INTERVAL = 0.5
-
-
-class CloseReason(StrEnum):
-    """Why a duologue was closed (``CloseDuologue.reason``)."""
-
-    CLIENT_GONE = "client_gone"
-    BAD_MESSAGE = "bad_message"
-    SEND_DEADLINE = "send_deadline"
-    EXPIRED = "expired"
-    IDLE = "idle"
-    SHUTDOWN = "shutdown"
-    CREATE_FAILED = "create_failed"
-
-
-@dataclass(frozen=True, kw_only=True)
-class ServerConfig:
-    """Server limits.  Times are seconds; sizes are bytes."""
-
-    max_clients: int
-    clients_base_port: int
-    max_per_ip: int = 3
-    expiry: float = 10.0
-    idle_timeout: float | None = None
-    max_message: int = 1024
-    ipv6_prefix: int = 64
-    max_image_term_length: int = DEFAULT_MAX_IMAGE_TERM_LENGTH
-    is_blocked: Callable[[str], str | None] | None = None
-    session_min: int = DEFAULT_SESSION_MIN
-    session_max: int = DEFAULT_SESSION_MAX
-    refusal_interval: float = DEFAULT_REFUSAL_INTERVAL
-    log_interval: float = 10.0
-
-    def __post_init__(self) -> None:
-        positive_ints = ("max_clients", "max_per_ip", "max_message", "max_image_term_length")
-        for name in positive_ints:
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"ServerConfig.{name} must be an int >= 1, got {value!r}")
-        if not self.refusal_interval >= 0:
-            raise ValueError(f"ServerConfig.refusal_interval must be >= 0 seconds, got {self.refusal_interval!r}")
-        if not self.log_interval > 0:
-            raise ValueError(f"ServerConfig.log_interval must be > 0 seconds, got {self.log_interval!r}")
-        if not self.expiry > 0:
-            raise ValueError(f"ServerConfig.expiry must be > 0 seconds, got {self.expiry!r}")
-        if self.idle_timeout is not None and not self.idle_timeout > 0:
-            raise ValueError(
-                f"ServerConfig.idle_timeout must be None or > 0 seconds, got {self.idle_timeout!r}"
-            )
-
-
-# ------------------------------------------------------------------ actions
-
-
-@dataclass(frozen=True)
-class Broadcast:
-    """Send ``data`` on the all-clients publication (a CONNECT names its duologue)."""
-
-    data: bytes
-    duologue_session: int | None = None
-
-
-@dataclass(frozen=True)
-class CreateDuologue:
-    """Create the duologue publication/subscription for ``session_id``."""
-
-    session_id: int
-    data_port: int
-    control_port: int
-    owner_ip: str
-
-
-@dataclass(frozen=True)
-class SendDuologue:
-    """Send ``data`` on the duologue publication of ``session_id``."""
-
-    session_id: int
-    data: bytes
-
-
-@dataclass(frozen=True)
-class CloseDuologue:
-    """Close (after flushing) the duologue ``session_id``."""
-
-    session_id: int
-    reason: CloseReason
-
-
-@dataclass(frozen=True)
-class RejectImage:
-    """Reject an image; ``session_id`` is None on the all-clients subscription."""
-
-    image_id: int
-    session_id: int | None
-    reason: str
-
-
-@dataclass(frozen=True)
-class Event:
-    """Telemetry record; see the module docstring for the kinds."""
-
-    kind: str
-    fields: dict[str, Any] = field(default_factory=dict)
-
-
-Action = Broadcast | CreateDuologue | SendDuologue | CloseDuologue | RejectImage | Event
-
-
-# ------------------------------------------------------------------- state
-
-
-@dataclass
-class _InitialImage:
-    session_id: int
-    ip: str
-    rejected: bool
-    last_refusal: tuple[Reason, float] | None = None  # what was last answered, and when
-
-
-@dataclass
-class _Duologue:
-    session_id: int
-    initial_session: int
-    owner_ip: str
-    data_port: int
-    control_port: int
-    created_at: float
-    last_activity: float
-    first_image_at: float | None = None
-    images: dict[int, bool] = field(default_factory=dict)  # image id -> served?
-    msgs_in: int = 0
-    msgs_out: int = 0
-    bytes_in: int = 0
-    bytes_out: int = 0
-    hello: tuple[int, int] | None = None  # (initial image id, key) while no client has connected
-
-
-@dataclass(frozen=True)
-class DuologueInfo:
-    """Read-only snapshot of one duologue."""
-
-    session_id: int
-    initial_session: int
-    owner_ip: str
-    data_port: int
-    control_port: int
-    created_at: float
-    connected: bool
-    msgs_in: int
-    msgs_out: int
-    bytes_in: int
-    bytes_out: int
-    images: int = 0  # client images on its subscription, served or not (wrong IP)
-
-
-@dataclass(frozen=True)
-class ServerStats:
-    """Read-only snapshot of the core's resources and cumulative counters."""
-
-    duologues: int
-    initial_images: int
-    ports_in_use: int
-    sessions_in_use: int
-    ip_keys: int
-    hellos: int
-    connects: int  # duologues ever created (CONNECTs sent)
-    rejects: Mapping[str, int]
-    closes: Mapping[str, int]
-    refusals_coalesced: int = 0  # refusals not sent again within refusal_interval
-    ports_retired: int = 0  # taken out of service (see retire_port)
-
 
 # -------------------------------------------------------------------- core
 
 
-class EchoServerCore:
+class EchoServerCore(HelloAdmission):
     """The Echo 2.0 server state machine; every method returns a list of actions."""
 
     def __init__(self, config: ServerConfig, rng: random.Random | None = None) -> None:
@@ -248,11 +89,14 @@ class EchoServerCore:
         self._ports = PortAllocator(config.clients_base_port, config.max_clients, rng)
         self._sessions = SessionAllocator(config.session_min, config.session_max, rng)
         self._per_ip = PerIpCounter(config.ipv6_prefix)
-        self._initial_images: dict[int, _InitialImage] = {}
-        self._duologues: dict[int, _Duologue] = {}
+        self._initial_images: dict[int, InitialImage] = {}
+        self._duologues: dict[int, DuologueRecord] = {}
         # (initial image id, key) -> duologue still waiting for its client: a repeated HELLO
         # (clients re-send every second until answered) gets the same CONNECT again.
         self._awaiting: dict[tuple[int, int], int] = {}
+        # When each duologue must be looked at: its expiry while no client has joined, then
+        # (idle_timeout) the earliest it can be idle; tick() visits only what is due.
+        self._deadlines: Deadlines[int] = Deadlines()
         self._hellos = 0
         self._created = 0
         self._rejects: Counter[str] = Counter()
@@ -297,148 +141,24 @@ class EchoServerCore:
     def duologue_info(self, session_id: int) -> DuologueInfo | None:
         """Snapshot of duologue ``session_id``, or None if it does not exist."""
         d = self._duologues.get(session_id)
-        if d is None:
-            return None
+        return None if d is None else self._info(d)
+
+    def duologue_infos(self) -> tuple[DuologueInfo, ...]:
+        """Snapshots of every live duologue, computed now (O(duologues): on demand only).
+
+        Safe to call from another thread while the loop runs: the dict's values are
+        copied in one C call under the GIL, and each snapshot reads plain attributes
+        (a snapshot may be a message behind, never torn into an exception)."""
+        return tuple(self._info(d) for d in list(self._duologues.values()))
+
+    @staticmethod
+    def _info(d: DuologueRecord) -> DuologueInfo:
         return DuologueInfo(
             session_id=d.session_id, initial_session=d.initial_session, owner_ip=d.owner_ip,
             data_port=d.data_port, control_port=d.control_port, created_at=d.created_at,
             connected=any(d.images.values()), msgs_in=d.msgs_in, msgs_out=d.msgs_out,
             bytes_in=d.bytes_in, bytes_out=d.bytes_out, images=len(d.images),
         )
-
-    # ---- all-clients channel
-
-    def initial_image_available(
-        self, image_id: int, session_id: int, source_identity: str, term_length: int, now: float
-    ) -> list[Action]:
-        """A client's initial publication appeared on the all-clients subscription."""
-        if image_id in self._initial_images:
-            raise CoreUsageError(f"initial image {image_id} is already available")
-        ip = canonical_ip(split_source_identity(source_identity)[0])
-        rejected = term_length > self._config.max_image_term_length
-        self._initial_images[image_id] = _InitialImage(session_id, ip, rejected)
-        if not rejected:
-            return []
-        self.log_summary.log(logging.WARNING, "image:term_length", now,
-                             "rejecting initial image %d from %s: term length %d > %d",
-                             image_id, ip, term_length, self._config.max_image_term_length)
-        # Decision 3: its HELLO gets an answer even though the image is rejected before
-        # it is read; the session id is known now, so answer it now.
-        return [
-            RejectImage(image_id, None, "term_length"),
-            self._reject_event(ip, session_id, image_id, None, "term_length"),
-            *self._refuse(ip, session_id, image_id, Reason.SERVER_FULL, "term_length", now),
-        ]
-
-    def initial_image_unavailable(self, image_id: int, now: float) -> list[Action]:
-        """A client's initial publication went away."""
-        if self._initial_images.pop(image_id, None) is None:
-            raise CoreUsageError(f"initial image {image_id} went away but was never available")
-        return []
-
-    def hello_received(self, image_id: int, data: bytes, now: float) -> list[Action]:
-        """One message on the all-clients subscription (§3 rules 1-4, §4 decisions)."""
-        image = self._initial_images.get(image_id)
-        if image is None:
-            raise CoreUsageError(f"message from initial image {image_id} before it was available")
-        sid, ip = image.session_id, image.ip
-        if image.rejected:  # answered at image-up; answered again (at most every refusal_interval)
-            return self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "image_rejected", now)
-        self._hellos += 1
-        actions: list[Action] = [Event("hello", {"ip": ip, "session_id": sid,
-                                                 "image_id": image_id, "bytes": len(data)})]
-        oversize = len(data) > self._config.max_message
-        key = None if oversize else parse_hello(data)
-        if key is None:
-            cause = "oversize" if oversize else "malformed"
-            return actions + self._refuse(ip, sid, image_id, Reason.BAD_MESSAGE, cause, now)
-        repeated = self._repeat_connect(image_id, key, sid)
-        if repeated is not None:
-            return actions + repeated
-        refusal = self._admission_refusal(ip, sid, image_id, now)
-        if refusal is not None:
-            return actions + refusal
-        try:
-            data_port, control_port = self._ports.allocate(2)
-        except AllocationError as error:
-            logger.error("port allocator out of ports with %d duologues: %s", len(self._duologues), error)
-            return actions + self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "no_ports", now)
-        try:
-            session = self._sessions.allocate()
-        except AllocationError as error:
-            self._ports.free(data_port)
-            self._ports.free(control_port)
-            logger.error("session allocator exhausted: %s", error)
-            return actions + self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "no_session_ids", now)
-        self._per_ip.increment(ip)
-        self._created += 1
-        self._duologues[session] = _Duologue(session, sid, ip, data_port, control_port, now, now,
-                                             hello=(image_id, key))
-        self._awaiting[(image_id, key)] = session
-        logger.info("duologue %d for %s (initial session %d): ports %d/%d",
-                    session, ip, sid, data_port, control_port)
-        return actions + [
-            CreateDuologue(session, data_port, control_port, ip),
-            Broadcast(format_connect(sid, data_port, control_port, crypt(key, session)), session),
-            Event("duologue_created", {"ip": ip, "session_id": session, "initial_session_id": sid,
-                                       "data_port": data_port, "control_port": control_port}),
-        ]
-
-    def _repeat_connect(self, image_id: int, key: int, sid: int) -> list[Action] | None:
-        """The same CONNECT again for a HELLO repeated while its duologue awaits its client.
-
-        Decision beyond the reference (which opens one more duologue per repeat): a
-        client's re-sent HELLO costs no ports, session id or per-IP slot.
-        """
-        session = self._awaiting.get((image_id, key))
-        d = self._duologues.get(session) if session is not None else None
-        if d is None:
-            return None
-        logger.debug("repeated HELLO from %s: CONNECT for duologue %d again", d.owner_ip, session)
-        return [Broadcast(format_connect(sid, d.data_port, d.control_port, crypt(key, d.session_id)),
-                          d.session_id)]
-
-    def _forget_hello(self, d: _Duologue) -> None:
-        if d.hello is not None:
-            self._awaiting.pop(d.hello, None)
-            d.hello = None
-
-    def _admission_refusal(self, ip: str, sid: int, image_id: int, now: float) -> list[Action] | None:
-        """The refusal for a well-formed HELLO, or None when it may be admitted."""
-        if self._shut_down:
-            return self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "shutdown", now)
-        blocked = self._config.is_blocked(ip) if self._config.is_blocked is not None else None
-        if blocked is not None:
-            hit = Event("blocklist_hit", {"ip": ip, "session_id": sid, "detail": blocked})
-            return [hit, *self._refuse(ip, sid, image_id, Reason.TOO_MANY_FOR_IP, "blocklist", now)]
-        if len(self._duologues) >= self._config.max_clients:
-            return self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "max_clients", now)
-        if self._per_ip.count(ip) >= self._config.max_per_ip:
-            return self._refuse(ip, sid, image_id, Reason.TOO_MANY_FOR_IP, "max_per_ip", now)
-        return None
-
-    def _refuse(self, ip: str, sid: int, image_id: int | None, reason: Reason, cause: str,
-                now: float) -> list[Action]:
-        """``<sid> ERROR <reason>`` plus its ``reject`` event; the same refusal to the same
-        initial image within ``refusal_interval`` is counted but not sent again."""
-        image = self._initial_images.get(image_id) if image_id is not None else None
-        if image is not None:
-            last = image.last_refusal
-            if last is not None and last[0] is reason and now - last[1] < self._config.refusal_interval:
-                self._coalesced += 1
-                self._rejects[cause] += 1
-                return []
-            image.last_refusal = (reason, now)
-        self.log_summary.log(logging.INFO, f"refuse:{cause}", now, "refusing HELLO from %s (session %d): %s (%s)",
-                             ip, sid, reason.value, cause)
-        return [Broadcast(format_error(sid, reason)),
-                self._reject_event(ip, sid, image_id, reason.value, cause)]
-
-    def _reject_event(self, ip: str, sid: int | None, image_id: int | None, reason: str | None,
-                      cause: str) -> Event:
-        self._rejects[cause] += 1
-        return Event("reject", {"ip": ip, "session_id": sid, "image_id": image_id,
-                                "reason": reason, "cause": cause})
 
     # ---- duologues
 
@@ -480,6 +200,10 @@ class EchoServerCore:
         d.images[image_id] = True
         if d.first_image_at is None:
             d.first_image_at = now
+            if self._config.idle_timeout is not None:
+                self._deadlines.schedule(session_id, now + self._config.idle_timeout)
+            else:
+                self._deadlines.cancel(session_id)
             self._forget_hello(d)
         d.last_activity = now
         return [Event("client_connected", {"ip": ip, "session_id": session_id,
@@ -539,20 +263,37 @@ class EchoServerCore:
                      port, (self._ports.capacity - self._ports.retired - 1) // 2)
         self._ports.retire(port)
 
+    def close_blocked(self, now: float) -> list[Action]:
+        """Close every duologue whose owner is blocked now (after a blocklist reload).
+
+        Visits every duologue: called once per reload, never per tick."""
+        is_blocked = self._config.is_blocked
+        if is_blocked is None:
+            return []
+        actions: list[Action] = []
+        for d in [d for d in self._duologues.values() if is_blocked(d.owner_ip) is not None]:
+            actions += self._close(d, CloseReason.BLOCKED, now)
+        return actions
+
     # ---- time and shutdown
 
     def tick(self, now: float) -> list[Action]:
         """Close duologues never joined within ``expiry`` or idle past ``idle_timeout``;
-        write the due log summaries."""
+        write the due log summaries.  Visits only the duologues whose deadline is due."""
         self.log_summary.flush(now)
         actions: list[Action] = []
-        expiry, idle = self._config.expiry, self._config.idle_timeout
-        for d in list(self._duologues.values()):
+        idle = self._config.idle_timeout
+        for session in self._deadlines.pop_due(now):
+            d = self._duologues.get(session)
+            if d is None:
+                continue
             if d.first_image_at is None:
-                if now - d.created_at >= expiry:
-                    actions += self._close(d, CloseReason.EXPIRED, now)
-            elif idle is not None and now - d.last_activity >= idle:
-                actions += self._close(d, CloseReason.IDLE, now)
+                actions += self._close(d, CloseReason.EXPIRED, now)
+            elif idle is not None:
+                if now - d.last_activity >= idle:
+                    actions += self._close(d, CloseReason.IDLE, now)
+                else:  # active since it was scheduled: due again when it could next be idle
+                    self._deadlines.schedule(session, d.last_activity + idle)
         return actions
 
     def shutdown(self, now: float) -> list[Action]:
@@ -565,16 +306,17 @@ class EchoServerCore:
 
     # ---- internals
 
-    def _live(self, session_id: int, what: str) -> _Duologue | None:
+    def _live(self, session_id: int, what: str) -> DuologueRecord | None:
         """The duologue, or None (logged) when the event is stale."""
         d = self._duologues.get(session_id)
         if d is None:
             logger.debug("ignoring %s for closed or unknown duologue %d", what, session_id)
         return d
 
-    def _close(self, d: _Duologue, reason: CloseReason, now: float) -> list[Action]:
+    def _close(self, d: DuologueRecord, reason: CloseReason, now: float) -> list[Action]:
         """The one place that deletes a duologue and returns all its resources."""
         del self._duologues[d.session_id]
+        self._deadlines.cancel(d.session_id)
         self._forget_hello(d)
         self._ports.free(d.data_port)
         self._ports.free(d.control_port)

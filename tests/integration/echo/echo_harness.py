@@ -111,6 +111,10 @@ class RawPeer:
             pub.add_destination(destination)
         return pub
 
+    def keep(self, resource: Any) -> None:
+        """Close ``resource`` (a publication or subscription made here) with the peer."""
+        self._resources.append(resource)
+
     def subscription(self, control_port: int, session_id: int | None = None) -> Any:
         sub = self.aeron.add_subscription(ChannelUri.udp(
             control=(HOST, control_port), control_mode="dynamic", reliable=True, session_id=session_id), STREAM_ID)

@@ -18,7 +18,7 @@ from echo_harness import HOST, PortBlocks, udp_port_free, make_server, raw_peer,
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.integration]
 
-BLOCKS = PortBlocks(27000, 30000)
+BLOCKS = PortBlocks(27000, 29000)
 
 
 def spawn(tmp_path: Path, module: str, *args: str) -> ChildProcess:

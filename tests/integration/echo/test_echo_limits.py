@@ -14,7 +14,7 @@ from echo_harness import HOST, PortBlocks, make_server, raw_peer, wait_idle, wai
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.integration]
 
-BLOCKS = PortBlocks(24000, 27000, size=150)
+BLOCKS = PortBlocks(24000, 25600, size=150)
 
 
 def hello_reply(peer, interface: str | None = None, key: int = 0xABC) -> bytes:

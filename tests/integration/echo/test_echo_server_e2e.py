@@ -6,12 +6,13 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 from aeron_py import DriverStat
-from aeron_py.echo.client import EXIT_SERVER_ERROR, EchoClient
+from aeron_py.echo.client import EXIT_SERVER_ERROR, EchoClient, EchoResult
 from aeron_py.echo.server import SNAPSHOT_COUNTERS
 from aeron_py.telemetry import read_events
 from echo_harness import (
@@ -104,10 +105,20 @@ def test_reply_that_cannot_leave_closes_only_its_duologue() -> None:
 def test_ipv6_loopback() -> None:
     ports = BLOCKS.take()
     with make_server(ports, options={"address": "::1"}, ipv6_prefix=64) as server:
-        for _ in range(2):
+        # A duologue freed at its client's end of stream is gone at once: keep one alive
+        # (three echoes 0.4 s apart) while the second client runs, then both count as ::1.
+        first: list[EchoResult] = []
+        lasting = threading.Thread(target=lambda: first.append(
+            EchoClient("::1", ports.port, ports.control, count=3, interval=0.4, timeout=5).run()))
+        lasting.start()
+        try:
+            wait_until(lambda: server.stats.duologues == 1, 5, "the first IPv6 duologue")
             result = EchoClient("::1", ports.port, ports.control, count=2, timeout=5).run()
             assert result.ok and result.source_ip == "::1", result.reason
-        assert server.stats.connects == 2 and server.stats.ip_keys == 1  # both from ::1
+            assert server.stats.connects == 2 and server.stats.ip_keys == 1  # both from ::1
+        finally:
+            lasting.join(10)
+        assert first and first[0].ok and first[0].source_ip == "::1", first
 
 
 def test_never_connected_duologue_expires() -> None:

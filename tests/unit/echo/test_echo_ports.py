@@ -123,3 +123,23 @@ def test_retired_ports_are_never_handed_out_again() -> None:
         ports.allocate(1)
     with pytest.raises(ValueError, match="outside"):
         ports.retire(8999)
+
+
+def test_busy_ports_are_avoided_while_others_are_free() -> None:
+    allocator = PortAllocator(9000, 8, random.Random(3))
+    busy = {9000, 9001, 9002, 9003, 9004, 9005}
+    for _ in range(50):
+        got = allocator.allocate(2, busy.__contains__)
+        assert not busy & set(got)
+        for port in got:
+            allocator.free(port)
+    assert allocator.available == 16
+
+
+@pytest.mark.parametrize("free_ports", [2, 3, 5])
+def test_only_busy_ports_left_are_still_handed_out_all_or_nothing(free_ports: int) -> None:
+    """The chosen ports may all be busy; allocation never fails for that, nor takes one twice."""
+    allocator = PortAllocator(9000, 4, random.Random(4))
+    held = allocator.allocate(8 - free_ports)
+    got = allocator.allocate(2, lambda port: True)
+    assert len(set(got)) == 2 and not set(got) & set(held) and allocator.available == free_ports - 2

@@ -1,0 +1,39 @@
+"""The sans-I/O core's records: one per initial image, one per duologue (mutable, core-owned)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .protocol import Reason
+
+__all__ = ["DuologueRecord", "InitialImage"]
+
+
+@dataclass
+class InitialImage:
+    """What the core knows of one client's initial publication (an all-clients image)."""
+
+    session_id: int
+    ip: str
+    rejected: bool
+    last_refusal: tuple[Reason, float] | None = None  # what was last answered, and when
+
+
+@dataclass
+class DuologueRecord:
+    """The core's record of one duologue (its resources, clients and counters)."""
+
+    session_id: int
+    initial_session: int
+    owner_ip: str
+    data_port: int
+    control_port: int
+    created_at: float
+    last_activity: float
+    first_image_at: float | None = None
+    images: dict[int, bool] = field(default_factory=dict)  # image id -> served?
+    msgs_in: int = 0
+    msgs_out: int = 0
+    bytes_in: int = 0
+    bytes_out: int = 0
+    hello: tuple[int, int] | None = None  # (initial image id, key) while no client has connected

@@ -1,0 +1,186 @@
+"""HELLO admission: the core's rules for the all-clients channel (echo2.md §3 rules 1-4).
+
+Every HELLO gets an answer (decision 3): a malformed or oversize one ``ERROR bad
+message``; a blocked source, a full server or a source over its per-IP limit their
+refusal (the same refusal to the same initial image at most once per
+``refusal_interval``); a repeated HELLO of a duologue still waiting for its client the
+same CONNECT again; otherwise two ports, a session id and a per-IP count are taken and
+the core answers ``CreateDuologue`` + the CONNECT.  An initial image whose term is
+larger than allowed is rejected, and its HELLO answered ``server full``.
+
+A mixin of :class:`~.server_core.EchoServerCore`: the state lives on the core.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from .core_records import DuologueRecord, InitialImage
+from .per_ip import PerIpCounter, canonical_ip
+from .ports import AllocationError, PortAllocator
+from .protocol import CoreUsageError, Reason, crypt, format_connect, format_error, parse_hello, split_source_identity
+from .server_contract import Action, Broadcast, CreateDuologue, Event, RejectImage, ServerConfig
+from .sessions import SessionAllocator
+
+if TYPE_CHECKING:
+    from .deadlines import Deadlines
+    from .log_summary import LogSummary
+
+__all__ = ["HelloAdmission"]
+
+logger = logging.getLogger("aeron_py.echo.server_core")
+
+
+class HelloAdmission:
+    """All-clients half of the core (a mixin: the state lives on the core)."""
+
+    _config: ServerConfig
+    _ports: PortAllocator
+    _sessions: SessionAllocator
+    _per_ip: PerIpCounter
+    _initial_images: dict[int, InitialImage]
+    _duologues: dict[int, DuologueRecord]
+    _awaiting: dict[tuple[int, int], int]
+    _deadlines: Deadlines[int]
+    _hellos: int
+    _created: int
+    _rejects: Counter[str]
+    _shut_down: bool
+    _coalesced: int
+    log_summary: LogSummary
+
+    def initial_image_available(
+        self, image_id: int, session_id: int, source_identity: str, term_length: int, now: float
+    ) -> list[Action]:
+        """A client's initial publication appeared on the all-clients subscription."""
+        if image_id in self._initial_images:
+            raise CoreUsageError(f"initial image {image_id} is already available")
+        ip = canonical_ip(split_source_identity(source_identity)[0])
+        rejected = term_length > self._config.max_image_term_length
+        self._initial_images[image_id] = InitialImage(session_id, ip, rejected)
+        if not rejected:
+            return []
+        self.log_summary.log(logging.WARNING, "image:term_length", now,
+                             "rejecting initial image %d from %s: term length %d > %d",
+                             image_id, ip, term_length, self._config.max_image_term_length)
+        # Decision 3: its HELLO gets an answer even though the image is rejected before
+        # it is read; the session id is known now, so answer it now.
+        return [
+            RejectImage(image_id, None, "term_length"),
+            self._reject_event(ip, session_id, image_id, None, "term_length"),
+            *self._refuse(ip, session_id, image_id, Reason.SERVER_FULL, "term_length", now),
+        ]
+
+    def initial_image_unavailable(self, image_id: int, now: float) -> list[Action]:
+        """A client's initial publication went away."""
+        if self._initial_images.pop(image_id, None) is None:
+            raise CoreUsageError(f"initial image {image_id} went away but was never available")
+        return []
+
+    def hello_received(self, image_id: int, data: bytes, now: float) -> list[Action]:
+        """One message on the all-clients subscription (§3 rules 1-4, §4 decisions)."""
+        image = self._initial_images.get(image_id)
+        if image is None:
+            raise CoreUsageError(f"message from initial image {image_id} before it was available")
+        sid, ip = image.session_id, image.ip
+        if image.rejected:  # answered at image-up; answered again (at most every refusal_interval)
+            return self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "image_rejected", now)
+        self._hellos += 1
+        actions: list[Action] = [Event("hello", {"ip": ip, "session_id": sid,
+                                                 "image_id": image_id, "bytes": len(data)})]
+        oversize = len(data) > self._config.max_message
+        key = None if oversize else parse_hello(data)
+        if key is None:
+            cause = "oversize" if oversize else "malformed"
+            return actions + self._refuse(ip, sid, image_id, Reason.BAD_MESSAGE, cause, now)
+        repeated = self._repeat_connect(image_id, key, sid)
+        if repeated is not None:
+            return actions + repeated
+        refusal = self._admission_refusal(ip, sid, image_id, now)
+        if refusal is not None:
+            return actions + refusal
+        try:
+            data_port, control_port = self._ports.allocate(2, self._config.port_busy)
+        except AllocationError as error:
+            logger.error("port allocator out of ports with %d duologues: %s", len(self._duologues), error)
+            return actions + self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "no_ports", now)
+        try:
+            session = self._sessions.allocate()
+        except AllocationError as error:
+            self._ports.free(data_port)
+            self._ports.free(control_port)
+            logger.error("session allocator exhausted: %s", error)
+            return actions + self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "no_session_ids", now)
+        self._per_ip.increment(ip)
+        self._created += 1
+        self._deadlines.schedule(session, now + self._config.expiry)
+        self._duologues[session] = DuologueRecord(session, sid, ip, data_port, control_port, now, now,
+                                             hello=(image_id, key))
+        self._awaiting[(image_id, key)] = session
+        logger.info("duologue %d for %s (initial session %d): ports %d/%d",
+                    session, ip, sid, data_port, control_port)
+        return actions + [
+            CreateDuologue(session, data_port, control_port, ip),
+            Broadcast(format_connect(sid, data_port, control_port, crypt(key, session)), session),
+            Event("duologue_created", {"ip": ip, "session_id": session, "initial_session_id": sid,
+                                       "data_port": data_port, "control_port": control_port}),
+        ]
+
+    def _repeat_connect(self, image_id: int, key: int, sid: int) -> list[Action] | None:
+        """The same CONNECT again for a HELLO repeated while its duologue awaits its client.
+
+        Decision beyond the reference (which opens one more duologue per repeat): a
+        client's re-sent HELLO costs no ports, session id or per-IP slot.
+        """
+        session = self._awaiting.get((image_id, key))
+        d = self._duologues.get(session) if session is not None else None
+        if d is None:
+            return None
+        logger.debug("repeated HELLO from %s: CONNECT for duologue %d again", d.owner_ip, session)
+        return [Broadcast(format_connect(sid, d.data_port, d.control_port, crypt(key, d.session_id)),
+                          d.session_id)]
+
+    def _forget_hello(self, d: DuologueRecord) -> None:
+        if d.hello is not None:
+            self._awaiting.pop(d.hello, None)
+            d.hello = None
+
+    def _admission_refusal(self, ip: str, sid: int, image_id: int, now: float) -> list[Action] | None:
+        """The refusal for a well-formed HELLO, or None when it may be admitted."""
+        if self._shut_down:
+            return self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "shutdown", now)
+        blocked = self._config.is_blocked(ip) if self._config.is_blocked is not None else None
+        if blocked is not None:
+            hit = Event("blocklist_hit", {"ip": ip, "session_id": sid, "detail": blocked})
+            return [hit, *self._refuse(ip, sid, image_id, Reason.TOO_MANY_FOR_IP, "blocklist", now)]
+        if len(self._duologues) >= self._config.max_clients:
+            return self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "max_clients", now)
+        if self._per_ip.count(ip) >= self._config.max_per_ip:
+            return self._refuse(ip, sid, image_id, Reason.TOO_MANY_FOR_IP, "max_per_ip", now)
+        return None
+
+    def _refuse(self, ip: str, sid: int, image_id: int | None, reason: Reason, cause: str,
+                now: float) -> list[Action]:
+        """``<sid> ERROR <reason>`` plus its ``reject`` event; the same refusal to the same
+        initial image within ``refusal_interval`` is counted but not sent again."""
+        image = self._initial_images.get(image_id) if image_id is not None else None
+        if image is not None:
+            last = image.last_refusal
+            if last is not None and last[0] is reason and now - last[1] < self._config.refusal_interval:
+                self._coalesced += 1
+                self._rejects[cause] += 1
+                return []
+            image.last_refusal = (reason, now)
+        self.log_summary.log(logging.INFO, f"refuse:{cause}", now, "refusing HELLO from %s (session %d): %s (%s)",
+                             ip, sid, reason.value, cause)
+        return [Broadcast(format_error(sid, reason)),
+                self._reject_event(ip, sid, image_id, reason.value, cause)]
+
+    def _reject_event(self, ip: str, sid: int | None, image_id: int | None, reason: str | None,
+                      cause: str) -> Event:
+        self._rejects[cause] += 1
+        return Event("reject", {"ip": ip, "session_id": sid, "image_id": image_id,
+                                "reason": reason, "cause": cause})
+
