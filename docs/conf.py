@@ -1,0 +1,107 @@
+"""Sphinx configuration of the aeron_py documentation (built by .ci/docs, warnings are errors).
+
+aeron_py is imported from the environment Sphinx runs in (an installed wheel or the
+editable install): the extension ``aeron_py._aeron`` must be built. Pages for modules
+that are not in this build (``aeron_py.asyncio``, ``aeron_py.poll_set``) are left out,
+so the build never fails on a missing optional module. The command-line ``--help``
+texts are generated at build time into ``_generated/`` (git-ignored), and the benchmark
+plots are read from ``benchmarks/results/`` in place (never copied into git).
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import aeron_py
+
+DOCS = Path(__file__).resolve().parent
+GENERATED = DOCS / "_generated"
+
+project = "aeron_py"
+author = "the aeron_py authors"
+copyright = "2026, the aeron_py authors"
+release = version = aeron_py.__version__
+
+sys.path.insert(0, str(DOCS / "_ext"))
+extensions = [
+    "myst_parser",
+    "sphinx.ext.autodoc",
+    "docstring_fixes",
+]
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+myst_enable_extensions = ["colon_fence", "deflist"]
+myst_heading_anchors = 3
+
+html_theme = "furo"
+html_title = f"aeron_py {release}"
+html_static_path: list[str] = []
+exclude_patterns = ["_build", "_generated", ".gitignore"]
+
+# --- autodoc -----------------------------------------------------------------------
+autodoc_default_options = {"members": True, "show-inheritance": True}
+autodoc_member_order = "bysource"
+autodoc_typehints = "signature"
+autodoc_class_signature = "mixed"
+# The analytics job imports PySpark and matplotlib at module level; the API pages need
+# neither (and importing PySpark would slow the build), so they are mocked for autodoc.
+autodoc_mock_imports = ["pyspark", "matplotlib"]
+
+# --- optional modules: a page per module that this build may not have yet ----------
+# api/index.rst lists them with the line "OPTIONAL_PAGES" in its toctree; the pages whose
+# module this build has replace it, the others are excluded from the build.
+OPTIONAL_PAGES = {"poll_set": "aeron_py.poll_set", "asyncio": "aeron_py.asyncio"}
+
+
+def _has_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ImportError:
+        return False
+
+
+PRESENT_OPTIONAL_PAGES = [page for page, module in OPTIONAL_PAGES.items() if _has_module(module)]
+exclude_patterns += [f"api/{page}.rst" for page in OPTIONAL_PAGES if page not in PRESENT_OPTIONAL_PAGES]
+
+
+def _list_optional_pages(app: Any, docname: str, source: list[str]) -> None:
+    if docname == "api/index":
+        source[0] = source[0].replace("   OPTIONAL_PAGES\n",
+                                      "".join(f"   {page}\n" for page in PRESENT_OPTIONAL_PAGES))
+
+
+# --- generated: the command lines' --help -------------------------------------------
+CLIS = {
+    "echo_server": ["-m", "aeron_py.echo_server", "--help"],
+    "echo_client": ["-m", "aeron_py.echo_client", "--help"],
+    "echo_load": ["-m", "aeron_py.echo_load", "--help"],
+    "stat": ["-m", "aeron_py.stat", "--help"],
+    "analytics": ["-m", "aeron_py.analytics", "--help"],
+    "analytics_generate": ["-m", "aeron_py.analytics.generate", "--help"],
+}
+
+
+def _write_cli_help() -> None:
+    """Run each CLI's ``--help`` (fixed width, outside the source tree) into ``_generated/``."""
+    GENERATED.mkdir(exist_ok=True)
+    env = dict(os.environ, COLUMNS="100", PYTHONIOENCODING="utf-8")
+    env.pop("PYTHONPATH", None)
+    for name, args in CLIS.items():
+        done = subprocess.run([sys.executable, *args], cwd=GENERATED, env=env, capture_output=True,
+                              text=True, timeout=60, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"docs: `python {' '.join(args)}` exited {done.returncode}:\n{done.stderr}")
+        text = done.stdout
+        target = GENERATED / f"{name}_help.txt"
+        if not target.exists() or target.read_text(encoding="utf-8") != text:
+            target.write_text(text, encoding="utf-8")
+
+
+_write_cli_help()
+
+
+def setup(app: Any) -> None:
+    app.connect("source-read", _list_optional_pages)
