@@ -30,7 +30,7 @@ sys.path.insert(0, str(DOCS / "_ext"))
 extensions = [
     "myst_parser",
     "sphinx.ext.autodoc",
-    "docstring_fixes",
+    "autodoc_fixes",
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 myst_enable_extensions = ["colon_fence", "deflist"]

@@ -1,4 +1,4 @@
-"""Sphinx extension: repair docstring reST that docutils would reject, without editing the code.
+"""Sphinx extension: repair what autodoc shows, without editing the code.
 
 Docstrings are written for ``help()`` first; a few use reST that docutils rejects, and
 with warnings as errors one such line would fail the documentation build. The fixes
@@ -7,7 +7,9 @@ here are mechanical and leave correct reST untouched:
 * simple tables whose cell text runs into the gap between two columns (a column one
   character too narrow): the column is widened until every cell fits;
 * an inline literal that ends with a space (````ECHO ````), which reST cannot express:
-  the space is shown as a visible ``␠``.
+  the space is shown as a visible ``␠``;
+* pybind11 signatures name ``self`` with its C++ type (``self: aeron_py._aeron.Publication``):
+  the ``self`` parameter is dropped, as for Python methods.
 """
 from __future__ import annotations
 
@@ -15,8 +17,6 @@ import re
 from typing import Any
 
 _BORDER = re.compile(r"^\s*=+( +=+)+\s*$")
-# start-string after whitespace or an opening bracket; end-string before whitespace or punctuation
-_LITERAL_TRAILING_SPACE = re.compile(r"(?<![^\s(\[{<\"])``([^`\s][^`]*?) ``(?=$|[\s.,;:!?)\]}'\"-])")
 
 
 def _columns(border: str) -> list[tuple[int, int]]:
@@ -53,20 +53,32 @@ def widen_simple_tables(lines: list[str]) -> None:
                        None)
             if bad is None:
                 break
-            (_, col_end), (next_start, _) = bad
+            (_, col_end), _next = bad
             for j in table:
                 line = lines[j]
                 if j in borders:
                     lines[j] = line[:col_end] + "=" + line[col_end:]
-                elif len(line) > next_start:
-                    lines[j] = line[:next_start] + " " + line[next_start:]
+                else:  # one more space at the first gap space after this row's cell text
+                    k = line.find(" ", col_end)
+                    if k >= 0:
+                        lines[j] = line[:k] + " " + line[k:]
         i = last_border + 1
 
 
 def fix_literals(lines: list[str]) -> None:
-    """Inline literals ending in a space (invalid reST) show the space as ``␠``."""
+    """Inline literals ending in a space (invalid reST) show the space as ``␠``.
+
+    The ``````` marks of a line are paired in order, as docutils reads them.
+    """
     for n, line in enumerate(lines):
-        lines[n] = _LITERAL_TRAILING_SPACE.sub(lambda m: f"``{m.group(1)}\u2420``", line)
+        marks = [m.start() for m in re.finditer("``", line)]
+        if len(marks) % 2:
+            continue  # a literal spanning lines: leave it to docutils
+        for start, end in reversed(list(zip(marks[::2], marks[1::2]))):
+            content = line[start + 2:end]
+            if content.strip() and content.endswith(" ") and not content.startswith(" "):
+                line = line[:start + 2] + content[:-1] + "\u2420" + line[end:]
+        lines[n] = line
 
 
 def _process(app: Any, what: str, name: str, obj: Any, options: Any, lines: list[str]) -> None:
@@ -74,6 +86,17 @@ def _process(app: Any, what: str, name: str, obj: Any, options: Any, lines: list
     fix_literals(lines)
 
 
+_PYBIND_SELF = re.compile(r"^\(self: [\w.]+(, )?")
+
+
+def _signature(app: Any, what: str, name: str, obj: Any, options: Any, signature: str | None,
+               return_annotation: str | None) -> tuple[str | None, str | None] | None:
+    if signature and _PYBIND_SELF.match(signature):
+        return _PYBIND_SELF.sub("(", signature), return_annotation
+    return None
+
+
 def setup(app: Any) -> dict[str, Any]:
     app.connect("autodoc-process-docstring", _process)
+    app.connect("autodoc-process-signature", _signature)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
