@@ -80,7 +80,6 @@ CLIS = {
     "echo_load": ["-m", "aeron_py.echo_load", "--help"],
     "stat": ["-m", "aeron_py.stat", "--help"],
     "analytics": ["-m", "aeron_py.analytics", "--help"],
-    "analytics_generate": ["-m", "aeron_py.analytics.generate", "--help"],
 }
 
 
