@@ -50,6 +50,10 @@ autodoc_class_signature = "mixed"
 # The analytics job imports PySpark and matplotlib at module level; the API pages need
 # neither (and importing PySpark would slow the build), so they are mocked for autodoc.
 autodoc_mock_imports = ["pyspark", "matplotlib"]
+# A builtin named in a signature (``kind: type``) also matches attributes of that name
+# (``Header.type``, ``HeaderView.type``); Sphinx then warns "more than one target found"
+# for a link that should go to the builtin anyway.
+suppress_warnings = ["ref.python"]
 
 # --- optional modules: a page per module that this build may not have yet ----------
 # api/index.rst lists them with the line "OPTIONAL_PAGES" in its toctree; the pages whose
