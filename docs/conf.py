@@ -93,12 +93,18 @@ def _write_cli_help() -> None:
     GENERATED.mkdir(exist_ok=True)
     env = dict(os.environ, COLUMNS="100", PYTHONIOENCODING="utf-8")
     env.pop("PYTHONPATH", None)
-    for name, args in CLIS.items():
-        done = subprocess.run([sys.executable, *args], cwd=GENERATED, env=env, capture_output=True,
-                              text=True, timeout=60, check=False)
-        if done.returncode != 0:
-            raise RuntimeError(f"docs: `python {' '.join(args)}` exited {done.returncode}:\n{done.stderr}")
-        text = done.stdout
+    running = {name: subprocess.Popen([sys.executable, *args], cwd=GENERATED, env=env, text=True,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+               for name, args in CLIS.items()}
+    for name, process in running.items():
+        try:
+            text, errors = process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+            raise RuntimeError(f"docs: `python {' '.join(CLIS[name])}` took more than 60 s") from None
+        if process.returncode != 0:
+            raise RuntimeError(f"docs: `python {' '.join(CLIS[name])}` exited {process.returncode}:\n{errors}")
         target = GENERATED / f"{name}_help.txt"
         if not target.exists() or target.read_text(encoding="utf-8") != text:
             target.write_text(text, encoding="utf-8")
