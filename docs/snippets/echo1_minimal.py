@@ -1,7 +1,7 @@
 """Echo 1.0 (the guide's Take 1) in one process: a server and a client on 127.0.0.1.
 
-The server subscribes on 127.0.0.1:9000; the client subscribes on 127.0.0.1:8000 and sends
-``HELLO 8000``; the server then publishes *back* to the client's IP on port 8000 and
+The server subscribes on 127.0.0.1:29000; the client subscribes on 127.0.0.1:28000 and sends
+``HELLO 28000``; the server then publishes *back* to the client's IP on port 28000 and
 echoes every later message. Every wait is bounded.
 """
 import time
@@ -17,7 +17,7 @@ def udp(endpoint: str) -> str:
 
 with MediaDriver() as driver, Aeron(driver=driver) as aeron:
     # --- server: one subscription for every client; replies are opened on demand
-    server_sub = aeron.add_subscription(udp("127.0.0.1:9000"), STREAM_ID)
+    server_sub = aeron.add_subscription(udp("127.0.0.1:29000"), STREAM_ID)
     replies = {}                                   # client session id -> reply publication
 
     def on_server_message(data: bytes, header) -> None:
@@ -31,9 +31,9 @@ with MediaDriver() as driver, Aeron(driver=driver) as aeron:
             replies[header.session_id].offer_until(data, timeout=5)
 
     # --- client: a subscription for the replies, a publication to the server
-    client_sub = aeron.add_subscription(udp("127.0.0.1:8000"), STREAM_ID)
-    client_pub = aeron.add_publication(udp("127.0.0.1:9000"), STREAM_ID)
-    client_pub.offer_until(b"HELLO 8000", timeout=5)
+    client_sub = aeron.add_subscription(udp("127.0.0.1:28000"), STREAM_ID)
+    client_pub = aeron.add_publication(udp("127.0.0.1:29000"), STREAM_ID)
+    client_pub.offer_until(b"HELLO 28000", timeout=5)
 
     received: list[str] = []
     idle = BackoffIdleStrategy()
