@@ -29,7 +29,17 @@ def _overflow(lines: list[str], borders: set[int], gap: tuple[int, int]) -> bool
 
 
 def widen_simple_tables(lines: list[str]) -> None:
-    """Widen, in place, each simple-table column whose cells run into the next gap."""
+    """Widen, in place, each simple-table column whose cells run into the next gap.
+
+    >>> lines = ["=====  ===", "``abc``  1", "x      2", "=====  ===", ""]
+    >>> widen_simple_tables(lines)
+    >>> print("\\n".join(lines))
+    =======  ===
+    ``abc``    1
+    x        2
+    =======  ===
+    <BLANKLINE>
+    """
     i = 0
     while i < len(lines):
         if not _BORDER.match(lines[i]):
@@ -69,6 +79,13 @@ def fix_literals(lines: list[str]) -> None:
     """Inline literals ending in a space (invalid reST) show the space as ``␠``.
 
     The ``````` marks of a line are paired in order, as docutils reads them.
+
+    >>> lines = ['after ``ECHO `` and ``"a"``, ``"b"``', 'a ``literal``', 'odd `` marks']
+    >>> fix_literals(lines)
+    >>> lines[0]
+    'after ``ECHO\u2420`` and ``"a"``, ``"b"``'
+    >>> lines[1:]
+    ['a ``literal``', 'odd `` marks']
     """
     for n, line in enumerate(lines):
         marks = [m.start() for m in re.finditer("``", line)]

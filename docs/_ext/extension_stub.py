@@ -24,7 +24,15 @@ class StubMember(NamedTuple):
 
 
 def read_stub(path: Path) -> dict[tuple[str, str], StubMember]:
-    """``(class name, member name) -> StubMember`` for every method and property of the stub."""
+    """``(class name, member name) -> StubMember`` for every method and property of the stub.
+
+    >>> import aeron_py
+    >>> members = read_stub(Path(aeron_py.__file__).with_name("_aeron.pyi"))
+    >>> members[("Publication", "offer")].returns, members[("Publication", "offer")].is_property
+    ('int', False)
+    >>> members[("Publication", "is_connected")].is_property
+    True
+    """
     members: dict[tuple[str, str], StubMember] = {}
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
         if not isinstance(node, ast.ClassDef):
