@@ -113,5 +113,29 @@ def _write_cli_help() -> None:
 _write_cli_help()
 
 
+# --- generated: plots of benchmarks that this checkout may not have yet ---------------
+# benchmarks.md includes _generated/optional_plots.md: one section per plot present.
+REPOSITORY = DOCS.parent
+OPTIONAL_PLOTS = {
+    "async.png": ("asyncio against the sync API",
+                  "`benchmarks/async_bench.py`: UDP round trip and CPU while idle of `aeron_py.asyncio` "
+                  "(each waker, under asyncio and uvloop) against the sync API (`results/async.json`)."),
+}
+
+
+def _write_optional_plots() -> None:
+    sections = []
+    for name, (title, text) in OPTIONAL_PLOTS.items():
+        if (REPOSITORY / "benchmarks" / "results" / name).is_file():
+            sections.append(f"### {title}\n\n{text}\n\n![{title}](../benchmarks/results/{name})\n")
+    target = GENERATED / "optional_plots.md"
+    text = "\n".join(sections)
+    if not target.exists() or target.read_text(encoding="utf-8") != text:
+        target.write_text(text, encoding="utf-8")
+
+
+_write_optional_plots()
+
+
 def setup(app: Any) -> None:
     app.connect("source-read", _list_optional_pages)
