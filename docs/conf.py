@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -57,7 +58,8 @@ suppress_warnings = ["ref.python"]
 
 # --- optional modules: a page per module that this build may not have yet ----------
 # api/index.rst lists them with the line "OPTIONAL_PAGES" in its toctree; the pages whose
-# module this build has replace it, the others are excluded from the build.
+# module this build has replace it, the others are excluded from the build. Within a page,
+# ".. optional-automodule:: M" documents M only when this build has it.
 OPTIONAL_PAGES = {"poll_set": "aeron_py.poll_set", "asyncio": "aeron_py.asyncio"}
 
 
@@ -72,10 +74,20 @@ PRESENT_OPTIONAL_PAGES = [page for page, module in OPTIONAL_PAGES.items() if _ha
 exclude_patterns += [f"api/{page}.rst" for page in OPTIONAL_PAGES if page not in PRESENT_OPTIONAL_PAGES]
 
 
-def _list_optional_pages(app: Any, docname: str, source: list[str]) -> None:
+_OPTIONAL_AUTOMODULE = re.compile(r"^\.\. optional-automodule:: ([\w.]+)\n", re.MULTILINE)
+
+
+def _optional_automodule(match: re.Match[str]) -> str:
+    """``.. optional-automodule:: M``: ``.. automodule:: M`` when this build has M, else nothing."""
+    return f".. automodule:: {match.group(1)}\n" if _has_module(match.group(1)) else ""
+
+
+def _read_source(app: Any, docname: str, source: list[str]) -> None:
     if docname == "api/index":
         source[0] = source[0].replace("   OPTIONAL_PAGES\n",
                                       "".join(f"   {page}\n" for page in PRESENT_OPTIONAL_PAGES))
+    if docname.startswith("api/"):
+        source[0] = _OPTIONAL_AUTOMODULE.sub(_optional_automodule, source[0])
 
 
 # --- generated: the command lines' --help -------------------------------------------
@@ -86,13 +98,21 @@ CLIS = {
     "stat": ["-m", "aeron_py.stat", "--help"],
     "analytics": ["-m", "aeron_py.analytics", "--help"],
 }
+# Command lines of modules this build may not have: NAME -> (module, arguments). Each gives
+# _generated/NAME.md, a text block of its --help, or an empty file without the module.
+OPTIONAL_CLIS = {
+    "analytics_follow": ("aeron_py.analytics.stream",
+                         ["-m", "aeron_py.analytics", "EVENTS_DIR", "--follow", "--help"]),
+}
+for _name, (_module, _args) in OPTIONAL_CLIS.items():
+    if _has_module(_module):
+        CLIS[_name] = _args
 
 
 def _write_cli_help() -> None:
     """Run each CLI's ``--help`` (fixed width, outside the source tree) into ``_generated/``."""
     GENERATED.mkdir(exist_ok=True)
     env = dict(os.environ, COLUMNS="100", PYTHONIOENCODING="utf-8")
-    env.pop("PYTHONPATH", None)
     running = {name: subprocess.Popen([sys.executable, *args], cwd=GENERATED, env=env, text=True,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
                for name, args in CLIS.items()}
@@ -111,6 +131,10 @@ def _write_cli_help() -> None:
 
 
 _write_cli_help()
+for _name in OPTIONAL_CLIS:
+    _help = GENERATED / f"{_name}_help.txt"
+    _fragment = f"```text\n{_help.read_text(encoding='utf-8')}```\n" if _help.exists() else ""
+    (GENERATED / f"{_name}.md").write_text(_fragment, encoding="utf-8")
 
 
 # --- generated: plots of benchmarks that this checkout may not have yet ---------------
@@ -138,4 +162,4 @@ _write_optional_plots()
 
 
 def setup(app: Any) -> None:
-    app.connect("source-read", _list_optional_pages)
+    app.connect("source-read", _read_source)
