@@ -7,7 +7,8 @@ that are handshaking or awaiting an echo every pass, the others from a deadline 
 ``aeron.do_work()`` plus work proportional to activity, not to the number of clients.
 
 :func:`run_hold` grows the number of held duologues through ``steps`` (at most
-``batch`` handshakes in flight), holds each step idle for ``hold_s`` seconds, then
+``batch`` handshakes in flight; a client that fails is replaced, up to
+``retry_share`` of the step's new clients), holds each step idle for ``hold_s`` seconds, then
 (with ``echo_s``) while every client echoes ``rate`` times a second, and reports
 each stage through ``on_event`` (the CLI prints them as ``EVENT <json>`` lines, so a
 benchmark can measure the server while a stage lasts).  A step that holds fewer
@@ -62,6 +63,7 @@ class HoldPlan:
     timeout: float = 10.0
     hello_interval: float = 5.0
     min_held: float = 0.99
+    retry_share: float = 0.1
 
     def __post_init__(self) -> None:
         if not self.steps or any(b <= a for a, b in zip(self.steps, self.steps[1:])) or self.steps[0] < 1:
@@ -145,8 +147,9 @@ class _Connector:
     batch: int
     opened: int = 0
 
-    def grow(self, held: list[EchoClient], target: int, deadline: float) -> tuple[list[EchoClient], list[float]]:
-        """Open clients until ``target`` hold (or the failures make it impossible);
+    def grow(self, held: list[EchoClient], target: int, deadline: float,
+             retries: int = 0) -> tuple[list[EchoClient], list[float]]:
+        """Open clients until ``target`` hold, replacing up to ``retries`` that fail;
         returns the clients that failed and the open -> holding times of the others."""
         inflight: dict[EchoClient, float] = {}
         failed: list[EchoClient] = []
@@ -168,6 +171,8 @@ class _Connector:
                     times.append(now - opened_at)
                 elif client.finished:
                     failed.append(client)
+                    if len(failed) <= retries:
+                        budget += 1
                 else:
                     continue
                 del inflight[client]
@@ -213,7 +218,8 @@ def run_hold(address: str, port: int, control_port: int, plan: HoldPlan, *, sour
                 if should_stop():
                     break
                 started = time.monotonic()
-                failed, times = connector.grow(held, target, started + plan.timeout * (3 + target / plan.batch))
+                failed, times = connector.grow(held, target, started + plan.timeout * (3 + target / plan.batch),
+                                               retries=int(plan.retry_share * (target - len(held))))
                 held = _held_alive(held)
                 step: dict[str, Any] = {
                     "event": "step", "target": target, "held": len(held), "connect_s": round(time.monotonic() - started, 3),

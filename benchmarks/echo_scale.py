@@ -105,7 +105,7 @@ def run_hold(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
     load_argv = [sys.executable, "-u", "-m", "aeron_py.echo_load", "127.0.0.1", str(port), str(port + 1),
                  "--clients", str(top), "--steps", ",".join(map(str, args.steps)), "--hold", str(stage_s),
                  "--echo-hold", str(stage_s), "--rate", str(args.rate), "--batch", str(args.batch),
-                 "--sources", ",".join(sources(args.sources)), "--timeout", "20"]
+                 "--sources", ",".join(sources(args.sources)), "--timeout", "30"]
     load = Child("scale-load", load_argv, aeron_free_env({}))
     pids = {"server": server.proc.pid, "load": load.proc.pid}
     steps: dict[int, dict[str, Any]] = {}
@@ -143,6 +143,24 @@ def run_hold(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
     held_ok = [s for s in steps.values() if s.get("held", 0) >= 0.99 * s["target"]]
     return {"server_argv": argv, "server_env": SERVER_ENV, "load_argv": load_argv, "steps": list(steps.values()),
             "max_held": max((s["held"] for s in held_ok), default=0), "load_summary": summary}
+
+
+def server_tree(python: str) -> dict[str, Any]:
+    """Which aeron_py the server runs: its package path, and the git commit of that tree
+    (with the number of uncommitted changes, so a run from a busy worktree says so)."""
+    import subprocess
+
+    try:
+        where = subprocess.run([python, "-c", "import aeron_py; print(aeron_py.__file__)"], capture_output=True,
+                               text=True, timeout=60).stdout.strip()
+        tree = str(Path(where).resolve().parent.parent)
+        head = subprocess.run(["git", "-C", tree, "log", "-1", "--format=%h %s"], capture_output=True, text=True,
+                              timeout=30).stdout.strip()
+        dirty = subprocess.run(["git", "-C", tree, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=30).stdout.splitlines()
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return {"error": str(exc)}
+    return {"package": where, "commit": head, "uncommitted_files": len(dirty)}
 
 
 def run_handshakes(args: argparse.Namespace) -> dict[str, Any]:
@@ -197,7 +215,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--measure", type=float, default=10.0, help="seconds of each CPU measurement (10)")
     p.add_argument("--rate", type=float, default=1.0, help="echoes per second per client in the echo stage (1)")
     p.add_argument("--sources", type=int, default=64, help="source addresses 127.0.0.2.. for the clients (64)")
-    p.add_argument("--batch", type=int, default=100, help="handshakes the load keeps in flight while growing (100)")
+    p.add_argument("--batch", type=int, default=50, help="handshakes the load keeps in flight while growing (50)")
     p.add_argument("--setup-rate", type=float, default=200.0, help="server --setup-rate per source (200)")
     p.add_argument("--profile", action="store_true", help="run py-spy and perf on the server at --profile-at")
     p.add_argument("--profile-at", default="1000,5000", help="steps to profile (1000,5000)")
@@ -229,6 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out_dir.mkdir(parents=True, exist_ok=True)
     run: dict[str, Any] = {"started": time.strftime("%Y-%m-%d %H:%M:%S"), "loadavg_before": os.getloadavg(),
                            "machine": benchutil.machine_info(), "server_python": args.server_python,
+                           "server_tree": server_tree(args.server_python),
                            "shm_free_gib": round(proc_probe.shm_free_bytes() / GIB, 1),
                            "fd_limit": __import__("resource").getrlimit(__import__("resource").RLIMIT_NOFILE)}
     status = 0
