@@ -34,6 +34,7 @@ import json
 import logging
 import math
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -45,7 +46,13 @@ from benchutil import BenchError, Child
 
 log = logging.getLogger("benchmarks.echo_scale")
 GIB = 1 << 30
-BASE_PORT = 10000  # duologue ports [BASE_PORT, BASE_PORT + 2 * clients): below the ephemeral range
+TEST_PORTS_START = 20000  # the test suites take ports in [20000, 32768); the ephemeral range starts at 32768
+
+
+def base_port(clients: int) -> int:
+    """First duologue port: the 2 * clients ports end below the test suites' range when
+    they fit above 1024 (other jobs' tests may run meanwhile)."""
+    return max(1024, TEST_PORTS_START - 2 * clients - 10)
 #: Driver settings for the server passed through the environment (the C driver context reads them).
 SERVER_ENV = {"AERON_TERM_BUFFER_SPARSE_FILE": "true"}
 
@@ -64,7 +71,7 @@ def aeron_free_env(extra: dict[str, str]) -> dict[str, str]:
 def server_argv(args: argparse.Namespace, port: int, clients: int, directory: str) -> list[str]:
     """The server's command line: capacity and per-source limits opened up for the run."""
     return [args.server_python, "-u", "-m", "aeron_py.echo_server", "--dir", directory, "--port", str(port),
-            "--control-port", str(port + 1), "--base-port", str(BASE_PORT), "--clients", str(clients),
+            "--control-port", str(port + 1), "--base-port", str(base_port(clients)), "--clients", str(clients),
             "--max-per-ip", str(clients), "--max-images-per-source", str(clients),
             "--max-images-total", str(2 * clients + 64), "--setup-rate", str(args.setup_rate),
             "--log-level", "WARNING", *args.server_arg]
@@ -96,6 +103,28 @@ def _measure_stage(args: argparse.Namespace, pids: dict[str, int], target: int, 
     return result
 
 
+def _on_events(args: argparse.Namespace, events: list[dict[str, Any]], steps: dict[int, dict[str, Any]],
+               pids: dict[str, int], directory: str, out_dir: Path) -> None:
+    """Record the load's stage events; measure the processes while a stage lasts."""
+    for ev in events:
+        target = ev["target"]
+        step = steps.setdefault(target, {"target": target})
+        if ev["event"] == "step":
+            step.update(held=ev["held"], connect_s=ev["connect_s"], failures=ev["failures"],
+                        open_to_first_echo_us=ev["open_to_first_echo"])
+            step["server_logs"] = proc_probe.dir_usage(directory)
+            step["load_logs"] = proc_probe.dir_usage(ev["load_driver_dir"])
+            log.info("step %d: %d held in %.1f s, server logs %.3f GiB real / %.3f GiB apparent", target,
+                     ev["held"], ev["connect_s"], step["server_logs"]["real_bytes"] / GIB,
+                     step["server_logs"]["apparent_bytes"] / GIB)
+        elif ev["event"] == "hold":
+            step[ev["mode"]] = _measure_stage(args, pids, target, ev["mode"], out_dir, args.label)
+            log.info("step %d %s: server %s", target, ev["mode"], step[ev["mode"]]["cpu_pct"]["server"])
+        elif ev["event"] == "held":
+            step.setdefault(ev["mode"], {})["load_report"] = {k: v for k, v in ev.items()
+                                                              if k not in ("event", "mode", "target")}
+
+
 def run_hold(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
     """Grow, hold and measure (see the module docstring)."""
     port = benchutil.free_udp_ports(1)[0]
@@ -111,29 +140,19 @@ def run_hold(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
     steps: dict[int, dict[str, Any]] = {}
     seen = 0
     deadline = time.monotonic() + args.budget
+    budget_used = False
     try:
-        while load.proc.poll() is None and time.monotonic() < deadline:
+        while load.proc.poll() is None:
+            if not budget_used and time.monotonic() >= deadline:
+                log.warning("--budget %.0f s used up: asking the load to stop after its current stage", args.budget)
+                load.proc.send_signal(signal.SIGINT)  # the load ends its stage and reports
+                budget_used, deadline = True, time.monotonic() + 2 * stage_s + 120
+            elif budget_used and time.monotonic() >= deadline:
+                raise BenchError("the load did not stop within its last stage after --budget")
             events, seen = _events(load, seen)
-            for ev in events:
-                target = ev["target"]
-                step = steps.setdefault(target, {"target": target})
-                if ev["event"] == "step":
-                    step.update(held=ev["held"], connect_s=ev["connect_s"], failures=ev["failures"],
-                                open_to_first_echo_us=ev["open_to_first_echo"])
-                    step["server_logs"] = proc_probe.dir_usage(directory)
-                    step["load_logs"] = proc_probe.dir_usage(ev["load_driver_dir"])
-                    log.info("step %d: %d held in %.1f s, server logs %.3f GiB real / %.3f GiB apparent", target,
-                             ev["held"], ev["connect_s"], step["server_logs"]["real_bytes"] / GIB,
-                             step["server_logs"]["apparent_bytes"] / GIB)
-                elif ev["event"] == "hold":
-                    step[ev["mode"]] = _measure_stage(args, pids, target, ev["mode"], out_dir, args.label)
-                    log.info("step %d %s: server %s", target, ev["mode"], step[ev["mode"]]["cpu_pct"]["server"])
-                elif ev["event"] == "held":
-                    step.setdefault(ev["mode"], {})["load_report"] = {k: v for k, v in ev.items()
-                                                                      if k not in ("event", "mode", "target")}
+            _on_events(args, events, steps, pids, directory, out_dir)
             time.sleep(0.05)
-        if load.proc.poll() is None:
-            raise BenchError(f"the load did not finish within --budget {args.budget} s")
+        _on_events(args, _events(load, seen)[0], steps, pids, directory, out_dir)  # the last ones
         load.wait(30)
     finally:
         load.stop()
@@ -141,7 +160,9 @@ def run_hold(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
     final = load.text()
     summary = json.loads(final[final.index("\n{") + 1:]) if "\n{" in final else {"error": load.stderr_tail()}
     held_ok = [s for s in steps.values() if s.get("held", 0) >= 0.99 * s["target"]]
-    return {"server_argv": argv, "server_env": SERVER_ENV, "load_argv": load_argv, "steps": list(steps.values()),
+    return {"budget_used": budget_used, "server_argv": argv, "server_env": SERVER_ENV, "load_argv": load_argv, "steps": list(steps.values()),
+            "server_log": proc_probe.log_warnings(server.stderr_path),
+            "load_log": proc_probe.log_warnings(load.stderr_path),
             "max_held": max((s["held"] for s in held_ok), default=0), "load_summary": summary}
 
 
@@ -190,7 +211,7 @@ def headline(run: dict[str, Any]) -> dict[str, Any]:
     hold = run.get("hold", {})
     by_target = {s["target"]: s for s in hold.get("steps", [])}
     at_1000 = by_target.get(1000, {})
-    best = max((s for s in hold.get("steps", []) if s.get("held", 0) >= 0.99 * s["target"]),
+    best: dict[str, Any] = max((s for s in hold.get("steps", []) if s.get("held", 0) >= 0.99 * s["target"]),
                key=lambda s: s["held"], default={})
     logs = best.get("server_logs", {})
     idle = at_1000.get("idle", {}).get("cpu_pct", {}).get("server", {})

@@ -24,7 +24,7 @@ _TICK = os.sysconf("SC_CLK_TCK")
 def thread_times(pid: int) -> dict[str, float]:
     """CPU seconds (utime + stime) per thread name (``comm``) of ``pid``; ``"<process>"``
     is the whole process (also threads that already ended)."""
-    out: Counter[str] = Counter()
+    out: dict[str, float] = {}
 
     def ticks(path: str) -> float:
         fields = Path(path).read_text().rsplit(")", 1)[1].split()
@@ -35,8 +35,8 @@ def thread_times(pid: int) -> dict[str, float]:
         for tid in os.listdir(f"/proc/{pid}/task"):
             with contextlib.suppress(OSError, IndexError, ValueError):
                 comm = Path(f"/proc/{pid}/task/{tid}/comm").read_text().strip()
-                out[comm] += ticks(f"/proc/{pid}/task/{tid}/stat")
-    return dict(out)
+                out[comm] = out.get(comm, 0.0) + ticks(f"/proc/{pid}/task/{tid}/stat")
+    return out
 
 
 def cpu_percent(pids: dict[str, int], seconds: float) -> dict[str, dict[str, float]]:
@@ -132,14 +132,25 @@ def perf_top(pid: int, seconds: float, out: Path, top: int = 15) -> dict[str, An
                               "--percent-limit", "0.5"], capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired:
         return {"error": "perf timed out"}
-    rows = []
+    rows: list[dict[str, Any]] = []
     for line in rep.stdout.splitlines():
         m = re.match(r"\s*([\d.]+)%\s+(\S.*?)\s{2,}(\S+)\s+\[[.k]\]\s+(.*)$", line)
         if m:
             symbol = re.sub(r"(\s+-)+\s*$", "", m.group(4)).strip()
             rows.append({"pct": float(m.group(1)), "thread": m.group(2).strip(), "dso": m.group(3), "symbol": symbol})
-    by_thread: Counter[str] = Counter()
+    by_thread: dict[str, float] = {}
     for row in rows:
-        by_thread[row["thread"]] += row["pct"]
-    return {"top": rows[:top], "by_thread_pct": {k: round(v, 1) for k, v in by_thread.most_common()},
+        by_thread[row["thread"]] = by_thread.get(row["thread"], 0.0) + row["pct"]
+    return {"top": rows[:top], "by_thread_pct": {k: round(v, 1) for k, v in sorted(by_thread.items(), key=lambda kv: -kv[1])},
             "data": str(out)}
+
+
+def log_warnings(path: Path, top: int = 10) -> dict[str, Any]:
+    """WARNING/ERROR lines of a child's stderr log, counted by message (numbers masked)."""
+    counts: Counter[str] = Counter()
+    with contextlib.suppress(OSError):
+        for line in path.read_text(errors="replace").splitlines():
+            m = re.search(r" (WARNING|ERROR) [\w.]+: (.*)$", line)
+            if m:
+                counts[f"{m.group(1)} {re.sub(r'[0-9]+', 'N', m.group(2))[:120]}"] += 1
+    return dict(counts.most_common(top))
