@@ -25,12 +25,13 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .client import Aeron
 from .driver import MediaDriver
 from .echo.client import EchoClient
+from .errors import AeronError
 from .idle import BackoffIdleStrategy
 
 #: Media driver settings of the load process: small sparse logs, short linger, SHARED.
@@ -146,6 +147,7 @@ class _Connector:
     make: Callable[[int], EchoClient]
     batch: int
     opened: int = 0
+    open_errors: Counter[str] = field(default_factory=Counter)
 
     def grow(self, held: list[EchoClient], target: int, deadline: float,
              retries: int = 0) -> tuple[list[EchoClient], list[float]]:
@@ -160,8 +162,15 @@ class _Connector:
                 client = self.make(self.opened)
                 self.opened += 1
                 budget -= 1
+                try:
+                    client.open()
+                except AeronError as exc:  # e.g. a starved driver did not answer an add in time
+                    self.open_errors[str(exc).splitlines()[0][:100]] += 1
+                    client.close()
+                    if len(failed) + sum(self.open_errors.values()) > retries + 10:
+                        budget = 0  # the driver is not keeping up: stop opening
+                    continue
                 inflight[client] = time.monotonic()
-                client.open()
                 self.sched.add(client)
             self.sched.run_once()
             now = time.monotonic()
@@ -223,7 +232,7 @@ def run_hold(address: str, port: int, control_port: int, plan: HoldPlan, *, sour
                 held = _held_alive(held)
                 step: dict[str, Any] = {
                     "event": "step", "target": target, "held": len(held), "connect_s": round(time.monotonic() - started, 3),
-                    "failures": dict(Counter(_failure(c) for c in failed)),
+                    "failures": dict(Counter(_failure(c) for c in failed) + connector.open_errors),
                     "open_to_first_echo": _summary_us(times), "load_driver_dir": driver.dir}
                 for client in failed:
                     client.close()
