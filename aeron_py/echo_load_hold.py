@@ -34,10 +34,14 @@ from .echo.client import EchoClient
 from .errors import AeronError
 from .idle import BackoffIdleStrategy
 
-#: Media driver settings of the load process: small sparse logs, short linger, SHARED.
+#: Media driver settings of the load process: small sparse logs, short linger, SHARED, and
+#: a client liveness long enough that a starved process (2 busy cores) keeps its clients.
 LOAD_DRIVER_OPTIONS: dict[str, Any] = {
     "publication_linger_timeout_ns": 100_000_000, "term_buffer_sparse_file": True,
-    "term_buffer_length": 64 * 1024}
+    "term_buffer_length": 64 * 1024, "client_liveness_timeout_ns": 30_000_000_000,
+    "publication_unblock_timeout_ns": 45_000_000_000}  # Aeron requires unblock > client liveness
+#: Seconds the load's Aeron client waits for its driver's keepalive (see LOAD_DRIVER_OPTIONS).
+LOAD_DRIVER_TIMEOUT = 30.0
 
 Event = Callable[[dict[str, Any]], None]
 
@@ -213,7 +217,8 @@ def run_hold(address: str, port: int, control_port: int, plan: HoldPlan, *, sour
     summary: dict[str, Any] = {"plan": {k: (list(v) if k == "steps" else v) for k, v in vars(plan).items()},
                                "sources": len(srcs), "steps": steps_out, "max_held": 0}
     with MediaDriver(**LOAD_DRIVER_OPTIONS) as driver, \
-            Aeron(driver=driver, use_conductor_agent_invoker=True, client_name="echo-load-hold") as aeron:
+            Aeron(driver=driver, use_conductor_agent_invoker=True, client_name="echo-load-hold",
+                  timeout=LOAD_DRIVER_TIMEOUT) as aeron:
         sched = ClientScheduler(aeron, should_stop=should_stop)
 
         def make(i: int) -> EchoClient:
@@ -222,6 +227,7 @@ def run_hold(address: str, port: int, control_port: int, plan: HoldPlan, *, sour
 
         connector = _Connector(sched, make, plan.batch)
         held: list[EchoClient] = []
+        target = 0
         try:
             for target in plan.steps:
                 if should_stop():
@@ -249,6 +255,9 @@ def run_hold(address: str, port: int, control_port: int, plan: HoldPlan, *, sour
                 steps_out.append(step)
                 if len(held) < plan.min_held * target:
                     break
+        except AeronError as exc:  # e.g. this process's client lost its driver: report what was held
+            summary["error"] = str(exc).splitlines()[0]
+            on_event({"event": "error", "target": target, "held": len(_held_alive(held)), "error": summary["error"]})
         finally:
             for client in held:
                 client.release()
@@ -286,7 +295,8 @@ def run_handshakes(address: str, port: int, control_port: int, *, count: int, co
     ``concurrency`` in flight; rate = completed / wall time."""
     srcs: list[str | None] = list(sources) or [None]
     with MediaDriver(**LOAD_DRIVER_OPTIONS) as driver, \
-            Aeron(driver=driver, use_conductor_agent_invoker=True, client_name="echo-load-handshakes") as aeron:
+            Aeron(driver=driver, use_conductor_agent_invoker=True, client_name="echo-load-handshakes",
+                  timeout=LOAD_DRIVER_TIMEOUT) as aeron:
         sched = ClientScheduler(aeron)
         connector = _Connector(sched, lambda i: EchoClient(
             address, port, control_port, count=1, timeout=timeout, interface=srcs[i % len(srcs)],

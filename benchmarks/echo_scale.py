@@ -70,7 +70,7 @@ def aeron_free_env(extra: dict[str, str]) -> dict[str, str]:
 
 def server_argv(args: argparse.Namespace, port: int, clients: int, directory: str) -> list[str]:
     """The server's command line: capacity and per-source limits opened up for the run."""
-    return [args.server_python, "-u", "-m", "aeron_py.echo_server", "--dir", directory, "--port", str(port),
+    return [args.server_python, "-P", "-u", "-m", "aeron_py.echo_server", "--dir", directory, "--port", str(port),
             "--control-port", str(port + 1), "--base-port", str(base_port(clients)), "--clients", str(clients),
             "--max-per-ip", str(clients), "--max-images-per-source", str(clients),
             "--max-images-total", str(2 * clients + 64), "--setup-rate", str(args.setup_rate),
@@ -120,6 +120,9 @@ def _on_events(args: argparse.Namespace, events: list[dict[str, Any]], steps: di
         elif ev["event"] == "hold":
             step[ev["mode"]] = _measure_stage(args, pids, target, ev["mode"], out_dir, args.label)
             log.info("step %d %s: server %s", target, ev["mode"], step[ev["mode"]]["cpu_pct"]["server"])
+        elif ev["event"] == "error":
+            step["load_error"] = {"held": ev["held"], "error": ev["error"]}
+            log.error("step %d: the load failed with %d held: %s", target, ev["held"], ev["error"])
         elif ev["event"] == "held":
             step.setdefault(ev["mode"], {})["load_report"] = {k: v for k, v in ev.items()
                                                               if k not in ("event", "mode", "target")}
@@ -172,7 +175,7 @@ def server_tree(python: str) -> dict[str, Any]:
     import subprocess
 
     try:
-        where = subprocess.run([python, "-c", "import aeron_py; print(aeron_py.__file__)"], capture_output=True,
+        where = subprocess.run([python, "-P", "-c", "import aeron_py; print(aeron_py.__file__)"], capture_output=True,
                                text=True, timeout=60).stdout.strip()
         tree = str(Path(where).resolve().parent.parent)
         head = subprocess.run(["git", "-C", tree, "log", "-1", "--format=%h %s"], capture_output=True, text=True,

@@ -79,10 +79,12 @@ def py_spy_path() -> str | None:
 
 
 def py_spy_top(pid: int, seconds: float, out: Path, rate: int = 100, top: int = 12) -> dict[str, Any]:
-    """Sample ``pid``'s Python threads with ``py-spy record`` (non-blocking; only samples
-    of a thread holding the GIL, so a loop parked in a GIL-releasing idle call does not
-    count) and summarise: GIL-held share of the time, top functions by self and by
-    inclusive samples."""
+    """Sample ``pid``'s Python threads with ``py-spy record --gil`` (non-blocking) and
+    summarise the top functions by self and by inclusive share of the samples.
+
+    ``samples_pct_of_expected`` (samples / (rate x seconds)) is no CPU share: py-spy
+    counted ~99 % for a loop that /proc showed at 12 % of a core, so read CPU shares
+    from :func:`cpu_percent` and only the relative shares from here."""
     exe = py_spy_path()
     if exe is None:
         return {"error": "py-spy not installed (pip install py-spy)"}
@@ -111,7 +113,7 @@ def py_spy_top(pid: int, seconds: float, out: Path, rate: int = 100, top: int = 
         for frame in set(frames):
             incl[frame] += n
     expected = rate * seconds
-    return {"samples": total, "gil_held_pct": round(100 * total / expected, 1) if expected else None,
+    return {"samples": total, "samples_pct_of_expected": round(100 * total / expected, 1) if expected else None,
             "top_self": [(f, round(100 * n / total, 1)) for f, n in self_n.most_common(top)] if total else [],
             "top_inclusive": [(f, round(100 * n / total, 1)) for f, n in incl.most_common(top)] if total else [],
             "raw": str(out)}
