@@ -97,7 +97,9 @@ def _measure_stage(args: argparse.Namespace, pids: dict[str, int], target: int, 
     """CPU per thread during a stage, then (optionally) the profilers."""
     result: dict[str, Any] = {"cpu_pct": proc_probe.cpu_percent(pids, args.measure)}
     if args.profile and target in args.profile_at:
-        stem = out_dir / f"echo_scale-{label}-{target}-{mode}"
+        profiles = benchutil.BENCH_DIR / ".build" / "profiles"  # raw profiles: git-ignored; summaries go in the JSON
+        profiles.mkdir(parents=True, exist_ok=True)
+        stem = profiles / f"echo_scale-{label}-{target}-{mode}"
         result["py_spy"] = proc_probe.py_spy_top(pids["server"], args.profile_s, stem.with_suffix(".pyspy.txt"))
         result["perf"] = proc_probe.perf_top(pids["server"], args.profile_s, stem.with_suffix(".perf.data"))
     return result
