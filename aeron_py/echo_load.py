@@ -3,6 +3,16 @@
     python -m aeron_py.echo_load ADDRESS PORT CONTROL_PORT --clients N
         [--sources 127.0.0.2,127.0.0.3,...] [--echoes M] [--interval S] [--timeout S]
         [--json OUT] [--png OUT] [--events DIR] [--no-progress]
+    python -m aeron_py.echo_load ADDRESS PORT CONTROL_PORT --clients N --hold S
+        [--steps 1000,2500,...] [--echo-hold S --rate R] [--batch B] [--sources ...] [--json OUT]
+    python -m aeron_py.echo_load ADDRESS PORT CONTROL_PORT --clients N --handshakes [--concurrency C]
+
+Hold mode (``--hold``, :mod:`aeron_py.echo_load_hold`) opens duologues up to each of
+``--steps`` (then ``--clients``), keeps them idle ``--hold`` seconds, then with
+``--echo-hold`` has every client echo ``--rate`` times a second; it prints one
+``EVENT <json>`` line per stage (step reached, hold started, hold ended) and the
+summary as JSON at the end.  Handshake mode (``--handshakes``) times ``--clients``
+complete handshakes with ``--concurrency`` in flight.
 
 All clients share one embedded media driver and are stepped by one thread (no
 busy-spinning; fits a 2-core machine): every client says HELLO at once, then echoes
@@ -30,6 +40,7 @@ from typing import Any
 from .client import Aeron
 from .driver import MediaDriver
 from .echo.client import EchoClient, EchoResult, Phase
+from .echo_load_hold import LOAD_DRIVER_OPTIONS
 from .idle import BackoffIdleStrategy
 
 logger = logging.getLogger(__name__)
@@ -116,7 +127,7 @@ def run_load(address: str, port: int, control_port: int, *, clients: int, source
     if clients < 1:
         raise ValueError(f"clients must be >= 1, got {clients}")
     report = LoadReport(clients=clients, sources=list(sources) or ["127.0.0.1"], echoes_per_client=echoes)
-    with MediaDriver(publication_linger_timeout_ns=100_000_000) as driver, \
+    with MediaDriver(**LOAD_DRIVER_OPTIONS) as driver, \
             Aeron(driver=driver, use_conductor_agent_invoker=True, client_name="echo-load") as aeron:
         active = _open_clients(aeron, address, port, control_port, clients, sources, echoes, interval, timeout)
         update, close_bar = _progress(clients, progress)
@@ -192,11 +203,15 @@ def write_events(directory: str, server_id: str, results: Sequence[EchoResult]) 
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m aeron_py.echo_load", description="Echo 2.0 load generator.")
-    p.add_argument("address")
-    p.add_argument("port", type=int)
-    p.add_argument("control_port", type=int)
-    p.add_argument("--clients", type=int, required=True, help="concurrent clients")
+    p = argparse.ArgumentParser(
+        prog="python -m aeron_py.echo_load", description="Echo 2.0 load generator.",
+        epilog="Three modes: run (default: every client echoes --echoes times, then closes), hold (--hold: keep "
+               "duologues open and report per step), handshakes (--handshakes: time complete handshakes).")
+    p.add_argument("address", help="the server's address (e.g. 127.0.0.1)")
+    p.add_argument("port", type=int, help="the server's all-clients data port")
+    p.add_argument("control_port", type=int, help="the server's all-clients control port")
+    p.add_argument("--clients", type=int, required=True,
+                   help="concurrent clients (run), final number of duologues to hold (hold), handshakes (handshakes)")
     p.add_argument("--sources", default="", help="comma-separated local addresses to send from")
     p.add_argument("--echoes", type=int, default=10, help="echoes per client (10)")
     p.add_argument("--interval", type=float, default=0.0, help="seconds between a client's echoes (0)")
@@ -205,6 +220,18 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--png", help="write an RTT histogram here (needs matplotlib)")
     p.add_argument("--events", help="write rtt_sample telemetry events into this directory")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    hold = p.add_argument_group("hold mode")
+    hold.add_argument("--hold", type=float, metavar="S", help="hold each step idle for S seconds (0: no idle stage)")
+    hold.add_argument("--steps", default="", help="comma-separated duologue counts to grow through before --clients")
+    hold.add_argument("--echo-hold", type=float, default=0.0, metavar="S",
+                      help="after the idle stage, every client echoes --rate times a second for S seconds (0)")
+    hold.add_argument("--rate", type=float, default=1.0, help="echoes per second per client in --echo-hold (1)")
+    hold.add_argument("--batch", type=int, default=100, help="handshakes in flight at once (100)")
+    hold.add_argument("--hello-interval", type=float, default=5.0,
+                      help="seconds between a client's HELLO re-sends in hold/handshake mode (5)")
+    shakes = p.add_argument_group("handshake mode")
+    shakes.add_argument("--handshakes", action="store_true", help="time --clients complete handshakes")
+    shakes.add_argument("--concurrency", type=int, default=1, help="handshakes in flight at once (1: sequential)")
     p.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     return p
 
@@ -217,6 +244,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     sources = [s.strip() for s in args.sources.split(",") if s.strip()]
     if args.clients < 1 or args.echoes < 0 or not args.timeout > 0 or args.interval < 0:
         p.error("--clients must be >= 1, --echoes >= 0, --timeout > 0, --interval >= 0")
+    if args.hold is not None or args.handshakes:
+        return _main_hold(p, args, sources)
     if args.png:
         try:
             import matplotlib  # noqa: F401
@@ -238,6 +267,61 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.events:
         write_events(args.events, f"{args.address}:{args.port}", results)
     return 0 if report.succeeded == report.clients else 1
+
+
+
+def _main_hold(p: argparse.ArgumentParser, args: argparse.Namespace, sources: list[str]) -> int:
+    """Hold or handshake mode (see the module docstring)."""
+    from .echo_load_hold import HoldPlan, run_handshakes, run_hold
+
+    def event(message: dict[str, Any]) -> None:
+        print("EVENT " + json.dumps(message, default=str), flush=True)
+
+    try:
+        if args.handshakes:
+            if args.concurrency < 1:
+                p.error("--concurrency must be >= 1")
+            summary = run_handshakes(args.address, args.port, args.control_port, count=args.clients,
+                                     concurrency=args.concurrency, sources=sources, timeout=args.timeout,
+                                     hello_interval=args.hello_interval)
+            ok = summary["ok"] == args.clients
+        else:
+            try:
+                steps = [int(x) for x in args.steps.split(",") if x.strip()]
+            except ValueError:
+                p.error(f"--steps must be comma-separated integers, got {args.steps!r}")
+            steps = [n for n in steps if n < args.clients] + [args.clients]
+            try:
+                plan = HoldPlan(steps=steps, hold_s=args.hold, echo_s=args.echo_hold, rate=args.rate, batch=args.batch,
+                                timeout=args.timeout, hello_interval=args.hello_interval)
+            except ValueError as exc:
+                p.error(str(exc))
+            stop = StopFlag()
+            summary = run_hold(args.address, args.port, args.control_port, plan, sources=sources, on_event=event,
+                               should_stop=lambda: stop.stopped)
+            ok = summary["max_held"] == args.clients
+    except (OSError, RuntimeError) as exc:
+        print(f"echo_load: {exc}", file=sys.stderr)
+        return 1
+    text = json.dumps(summary, indent=2, default=str)
+    print(text, flush=True)
+    if args.json:
+        Path(args.json).write_text(text + "\n", encoding="utf-8")
+    return 0 if ok else 1
+
+
+class StopFlag:
+    """Set by SIGINT/SIGTERM so hold mode ends at the next stage boundary and reports."""
+
+    def __init__(self) -> None:
+        import signal
+
+        self.stopped = False
+        signal.signal(signal.SIGINT, self._set)
+        signal.signal(signal.SIGTERM, self._set)
+
+    def _set(self, _signum: int, _frame: object) -> None:
+        self.stopped = True
 
 
 if __name__ == "__main__":

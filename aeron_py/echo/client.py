@@ -9,6 +9,13 @@ session arrives) -> ``duologue`` (duologue channels connecting) -> ``echo`` (``c
 echoes, each checked equal, ``interval`` s apart) -> done.  Every wait is bounded by
 ``timeout`` seconds without progress; a server ERROR fails at once with its reason.
 
+With ``hold=True`` a client that has done its ``count`` echoes stays in ``echo``,
+connected and idle (:attr:`EchoClient.holding`), until :meth:`EchoClient.release`
+ends it successfully; :meth:`EchoClient.echo_more` queues further echoes meanwhile.
+:meth:`EchoClient.next_step_at` says when a client next needs a :meth:`~EchoClient.step`
+(absent incoming messages), so one thread can drive thousands of mostly idle
+clients with work proportional to activity (the load tool's hold mode does).
+
 URIs are those of echo2.md §2, plus ``term-length`` on our publications (local only).
 ``interface`` binds our publications to a local address (e.g. ``127.0.0.2``) so the
 server sees that source IP.  Aeron's own ``interface=`` parameter only accepts
@@ -20,6 +27,7 @@ the same as a plain unicast publication's.
 from __future__ import annotations
 
 import logging
+import math
 import random
 import socket
 import time
@@ -43,6 +51,8 @@ logger = logging.getLogger(__name__)
 DEFAULT_TERM_LENGTH = 64 * 1024
 _LINGER_NS = 100_000_000
 _CLOSE_LINGER = 0.15  # s the embedded driver stays up after close, to send end-of-stream
+#: Seconds between connection checks of a client with nothing to send or await.
+HOLD_CHECK_INTERVAL = 1.0
 
 #: Exit codes of :attr:`EchoResult.exit_code`.
 EXIT_OK, EXIT_SERVER_ERROR, EXIT_FAILED = 0, 1, 3
@@ -121,7 +131,7 @@ class EchoClient:
                  interval: float = 0.0, message: bytes | str | None = None, timeout: float = 10.0,
                  interface: str | None = None, hello_interval: float = 1.0,
                  term_length: int = DEFAULT_TERM_LENGTH, aeron: Aeron | None = None,
-                 dir: str | None = None, rng: random.Random | None = None) -> None:
+                 dir: str | None = None, rng: random.Random | None = None, hold: bool = False) -> None:
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise ValueError(f"count must be an int >= 0, got {count!r}")
         for name, value in (("interval", interval), ("hello_interval", hello_interval)):
@@ -130,6 +140,7 @@ class EchoClient:
         self.address, self.port, self.control_port = address, port, control_port
         self.count, self.interval, self.hello_interval = count, interval, hello_interval
         self.timeout, self.interface, self.term_length = timeout, interface, term_length
+        self.hold = hold
         self._message = _payload(message)
         self._rng = rng
         self._core = EchoClientCore(timeout=timeout, rng=rng)
@@ -160,6 +171,58 @@ class EchoClient:
     @property
     def finished(self) -> bool:
         return self._result is not None
+
+    @property
+    def holding(self) -> bool:
+        """Connected, every queued echo answered, waiting for :meth:`release` (``hold=True``)."""
+        e = self._echoing
+        return (self._result is None and self.phase is Phase.ECHO and self.hold and e.sent >= self.count
+                and not e.sent_at and e.unsent is None)
+
+    @property
+    def handshake(self) -> float | None:
+        """Seconds from the first HELLO to the CONNECT (None before the CONNECT)."""
+        return self._handshake
+
+    @property
+    def rtts(self) -> list[float]:
+        """Round trips measured so far (seconds; the live list, do not modify)."""
+        return self._echoing.rtts
+
+    def next_step_at(self, now: float) -> float:
+        """When this client next needs :meth:`step` if no message arrives for it: ``now``
+        while handshaking or awaiting an echo, the next echo's time, a periodic
+        connection check while holding, ``inf`` once finished."""
+        if self._result is not None:
+            return math.inf
+        if self.phase is not Phase.ECHO:
+            return now
+        e = self._echoing
+        if e.unsent is not None or e.sent_at:
+            return now
+        if e.sent < self.count:
+            return min(e.next_send, now + HOLD_CHECK_INTERVAL)
+        return now + HOLD_CHECK_INTERVAL
+
+    def echo_more(self, count: int, interval: float, start: float) -> None:
+        """Queue ``count`` more echoes, ``interval`` s apart, the first at ``start``
+        (monotonic seconds); only on a ``hold=True`` client that has not finished."""
+        if not self.hold or self._result is not None:
+            raise RuntimeError("echo_more() needs a running client made with hold=True")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0 or not interval >= 0:
+            raise ValueError(f"echo_more: count must be an int >= 0 and interval >= 0, got {count!r}, {interval!r}")
+        self.count += count
+        self.interval = interval
+        self._echoing.next_send = start
+
+    def release(self) -> bool:
+        """End a holding client successfully (its channels stay open until :meth:`close`);
+        False (and no change) when it is not :attr:`holding`."""
+        if not self.holding:
+            return False
+        self._core.finish()
+        self._finish(None)
+        return True
 
     @property
     def source_ip(self) -> str:
@@ -328,7 +391,7 @@ class EchoClient:
         if not (self._pub.is_connected and self._sub.is_connected):
             return 0
         self.phase = Phase.ECHO
-        if self.count == 0:
+        if self.count == 0 and not self.hold:
             self._core.finish()
             self._finish(None)
         return 1
@@ -353,7 +416,7 @@ class EchoClient:
             if isinstance(reply, Echoed):
                 e.rtts.append(now - e.sent_at.popleft())
                 e.next_send = now + self.interval
-                if self._core.echoes_ok == self.count:
+                if self._core.echoes_ok == self.count and not self.hold:
                     self._core.finish()
                     self._finish(None)
                     return work

@@ -1,0 +1,61 @@
+"""The load generator's hold mode against a real server: duologues are held, echo, and close cleanly."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from aeron_py.echo_load_hold import HoldPlan, run_hold
+from echo_harness import HOST, PortBlocks, make_server, wait_idle
+
+pytestmark = [pytest.mark.timeout(90), pytest.mark.integration]
+
+BLOCKS = PortBlocks(20500, 20800, size=60)
+SOURCES = [f"127.0.0.{i}" for i in range(2, 7)]  # 5 source addresses, 4 duologues each
+
+
+def test_hold_grows_holds_echoes_and_closes_cleanly() -> None:
+    ports = BLOCKS.take(24)
+    with make_server(ports, clients=24, max_per_ip=6, options={"max_images_per_source": 64}) as server:
+        events: list[dict[str, Any]] = []
+        during: dict[tuple[str, int], int] = {}
+
+        def on_event(event: dict[str, Any]) -> None:
+            events.append(event)
+            if event["event"] == "hold":  # the server's view while the load holds
+                during[(event["mode"], event["target"])] = server.stats.duologues
+
+        plan = HoldPlan(steps=[10, 20], hold_s=0.5, echo_s=1.0, rate=4.0, batch=10, timeout=15.0, hello_interval=1.0)
+        summary = run_hold(HOST, ports.port, ports.control, plan, sources=SOURCES, on_event=on_event)
+
+        assert summary["max_held"] == 20 and summary["opened"] == 20
+        steps = [e for e in events if e["event"] == "step"]
+        assert [(s["target"], s["held"], s["failures"]) for s in steps] == [(10, 10, {}), (20, 20, {})]
+        assert during == {("idle", 10): 10, ("echo", 10): 10, ("idle", 20): 20, ("echo", 20): 20}
+        idle = [e for e in events if e["event"] == "held" and e["mode"] == "idle"]
+        assert [(e["held_after"], e["dropped"]) for e in idle] == [(10, {}), (20, {})]
+        echoed = [e for e in events if e["event"] == "held" and e["mode"] == "echo"]
+        # every queued echo came back (4/s for 1 s per client) and nobody was dropped
+        assert [(e["expected"], e["rtt"]["count"], e["dropped"]) for e in echoed] == [(40, 40, {}), (80, 80, {})]
+        assert server.stats.connects == 20
+        wait_idle(server, timeout=15)  # closed cleanly: every slot, port and session returned
+
+
+def test_hold_cli_prints_events_and_summary() -> None:
+    ports = BLOCKS.take(24)
+    with make_server(ports, clients=24, max_per_ip=6, options={"max_images_per_source": 64}) as server:
+        done = subprocess.run(
+            [sys.executable, "-m", "aeron_py.echo_load", HOST, str(ports.port), str(ports.control), "--clients", "6",
+             "--hold", "0.3", "--echo-hold", "0.5", "--rate", "4", "--batch", "6", "--hello-interval", "1",
+             "--sources", ",".join(SOURCES)], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        lines = done.stdout.splitlines()
+        events = [json.loads(line[len("EVENT "):]) for line in lines if line.startswith("EVENT ")]
+        assert [(e["event"], e.get("mode")) for e in events] == [
+            ("step", None), ("hold", "idle"), ("held", "idle"), ("hold", "echo"), ("held", "echo")]
+        summary = json.loads("\n".join(lines[len(events):]))
+        assert summary["max_held"] == 6 and summary["steps"][0]["echo"]["rtt"]["count"] == 12
+        wait_idle(server, timeout=15)
