@@ -89,8 +89,8 @@ def parser() -> argparse.ArgumentParser:
                    help="endpoint filter: new sessions per second per source address (20)")
     p.add_argument("--max-images-per-source", type=int, default=8,
                    help="endpoint filter: concurrent images per source address (8)")
-    p.add_argument("--max-images-total", type=int, default=512,
-                   help="endpoint filter: concurrent images in total (512)")
+    p.add_argument("--max-images-total", type=int, default=None,
+                   help="endpoint filter: concurrent images in total (2 x --clients + 64)")
     p.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     return p
 

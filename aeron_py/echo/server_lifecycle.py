@@ -25,6 +25,7 @@ from ..idle import BackoffIdleStrategy
 from ..poll_set import PollSet
 from .creation import aeron_cause
 from .endpoint_guard import EndpointGuard, FilterLimits
+from .file_limit import ensure_file_limit
 from .protocol import STREAM_ID
 from .server_telemetry import ServerTelemetry
 
@@ -91,7 +92,9 @@ class ServerLifecycle:
         o = self.options
         driver_options: dict[str, Any] = dict(
             publication_reserved_session_id_low=1, publication_reserved_session_id_high=2**31 - 1,
-            publication_linger_timeout_ns=int(o.linger * 1e9), timer_interval_ns=_TIMER_INTERVAL_NS)
+            publication_linger_timeout_ns=int(o.linger * 1e9), timer_interval_ns=_TIMER_INTERVAL_NS,
+            term_buffer_sparse_file=o.sparse_logs)
+        ensure_file_limit(2 * self.config.max_clients + 64)
         if o.image_liveness_timeout is not None:
             driver_options["image_liveness_timeout_ns"] = int(o.image_liveness_timeout * 1e9)
         if o.dir is not None:
@@ -100,7 +103,8 @@ class ServerLifecycle:
             c = self.config
             driver_options.update(FilterLimits(
                 max_term_length=c.max_image_term_length, setup_rate=o.setup_rate, setup_burst=o.setup_burst,
-                max_images_per_source=o.max_images_per_source, max_images_total=o.max_images_total,
+                max_images_per_source=o.max_images_per_source,
+                max_images_total=o.max_images_total or 2 * c.max_clients + 64,
                 ipv6_prefix=c.ipv6_prefix).driver_option())
         else:
             driver_options["endpoint_filter"] = None  # no interceptor at all

@@ -34,7 +34,10 @@ class ServerOptions:
     telemetry events per second per kind.  ``endpoint_filter``: use the driver's
     endpoint filter (False: no interceptor at all); ``setup_rate``/``setup_burst``: new
     sessions per second per source; ``max_images_per_source``/``max_images_total``:
-    concurrent images the filter lets the driver create.
+    concurrent images the filter lets the driver create (``max_images_total=None``:
+    ``2 * max_clients + 64``, each duologue's image plus its client's HELLO image).
+    ``sparse_logs``: term files are sparse (disk is used only as terms fill; at 1,000
+    idle duologues 0.06 GiB real against 0.43 GiB apparent).
     """
 
     address: str = "127.0.0.1"
@@ -62,7 +65,8 @@ class ServerOptions:
     setup_rate: float = 20.0
     setup_burst: int = 40
     max_images_per_source: int = 8
-    max_images_total: int = 512
+    max_images_total: int | None = None
+    sparse_logs: bool = True
 
     def __post_init__(self) -> None:
         for name in ("port", "control_port"):
@@ -77,6 +81,8 @@ class ServerOptions:
         for name in ("max_creating", "broadcast_cap", "duologue_outbox_cap", "events_max_bytes", "events_max_files",
                      "setup_burst", "max_images_per_source", "max_images_total"):
             value = getattr(self, name)
+            if value is None and name == "max_images_total":
+                continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"ServerOptions.{name} must be an int >= 1, got {value!r}")
         for name in ("send_timeout", "create_timeout", "snapshot_interval", "driver_timeout", "event_rate",
