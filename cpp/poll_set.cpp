@@ -382,8 +382,10 @@ PyMethodDef poll_def = {
 
 // A set holds arbitrary keys, which may refer back to it: the set takes part in the cycle
 // collector (tp_traverse visits every owner and key; tp_clear empties the set).
+// The PollSet behind `self`, or nullptr if `self` is not an initialised PollSet.
 PollSet *poll_set_of(PyObject *self) noexcept {
-    if (!py::detail::is_holder_constructed(self)) return nullptr;
+    if (!PyObject_TypeCheck(self, fast::type_of<PollSet>()) || !py::detail::is_holder_constructed(self))
+        return nullptr;
     try {
         return py::handle(self).cast<PollSet *>();
     } catch (...) {
@@ -402,6 +404,16 @@ int clear_references(PyObject *self) {
     return 0;
 }
 
+// pybind11 calls a method of an instance made by __new__ without __init__ on an unconstructed
+// value: refuse it (self is taken as a handle and checked).
+PollSet &initialised(py::handle self) {
+    PollSet *set = poll_set_of(self.ptr());
+    if (set != nullptr) return *set;
+    if (!PyObject_TypeCheck(self.ptr(), fast::type_of<PollSet>()))
+        throw py::type_error("expected a PollSet, got " + std::string(Py_TYPE(self.ptr())->tp_name));
+    throw py::type_error("PollSet object is not initialised (call PollSet())");
+}
+
 void init_poll_set(py::module_ &m) {
     py::class_<PollSet> cls(m, "PollSet",
                             "Many subscriptions and images polled by one call (not thread-safe; see aeron_py.PollSet).",
@@ -412,17 +424,25 @@ void init_poll_set(py::module_ &m) {
                                 type->tp_clear = clear_references;
                             }));
     cls.def(py::init<>())
-        .def("add", &PollSet::add, py::arg("owner"), py::arg("key"),
-             "Adds a Subscription or a live Image with its key (both held by strong references). ValueError if "
-             "already in the set, TypeError for anything else, AeronError if closed.")
-        .def("remove", &PollSet::remove, py::arg("owner"), "Removes an entry; False if it is not in the set.")
-        .def("clear", &PollSet::clear, "Removes every entry.")
-        .def("end_of_stream", &PollSet::end_of_stream,
-             "(key, session_id) of each image that reached its end of stream since the last call "
-             "(aeron_image_is_end_of_stream; a subscription's images are walked with "
-             "aeron_subscription_for_each_image), each reported once.")
-        .def("__len__", &PollSet::size)
-        .def("__contains__", &PollSet::contains, py::arg("owner"));
+        .def(
+            "add", [](py::handle self, py::object owner, py::object key) { initialised(self).add(owner, key); },
+            py::arg("owner"), py::arg("key"),
+            "Adds a Subscription or a live Image with its key (both held by strong references). ValueError if "
+            "already in the set, TypeError for anything else, AeronError if closed.")
+        .def(
+            "remove", [](py::handle self, py::handle owner) { return initialised(self).remove(owner); },
+            py::arg("owner"), "Removes an entry; False if it is not in the set.")
+        .def(
+            "clear", [](py::handle self) { initialised(self).clear(); }, "Removes every entry.")
+        .def(
+            "end_of_stream", [](py::handle self) { return initialised(self).end_of_stream(); },
+            "(key, session_id) of each image that reached its end of stream since the last call "
+            "(aeron_image_is_end_of_stream; a subscription's images are walked with "
+            "aeron_subscription_for_each_image), each reported once.")
+        .def("__len__", [](py::handle self) { return initialised(self).size(); })
+        .def(
+            "__contains__", [](py::handle self, py::handle owner) { return initialised(self).contains(owner); },
+            py::arg("owner"));
     fast::add_method(cls, &poll_def);
 }
 
