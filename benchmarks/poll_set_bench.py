@@ -69,10 +69,12 @@ def connect(aeron: Aeron, count: int) -> tuple[list[Subscription], list[Publicat
         got_pubs: list[Publication | None] = [None] * len(pending_pubs)
 
         def done() -> bool:
-            for got, pending in ((got_subs, pending_subs), (got_pubs, pending_pubs)):
-                for i, add in enumerate(pending):
-                    if got[i] is None:
-                        got[i] = add.poll()  # type: ignore[assignment]
+            for i, add_sub in enumerate(pending_subs):
+                if got_subs[i] is None:
+                    got_subs[i] = add_sub.poll()
+            for i, add_pub in enumerate(pending_pubs):
+                if got_pubs[i] is None:
+                    got_pubs[i] = add_pub.poll()
             return all(s is not None for s in got_subs) and all(p is not None for p in got_pubs)
 
         wait_until(done, 120, f"{len(streams)} subscriptions and publications")
@@ -208,8 +210,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"1% active {case['active']['python_loop']['us_per_pass']:.1f} vs "
                   f"{case['active']['poll_set']['us_per_pass']:.1f} µs ({case['active']['ratio_loop_over_set']}x)",
                   flush=True)
-            for handle in (*pubs, *subs):
-                handle.close()
+            for pub in pubs:
+                pub.close()
+            for sub in subs:
+                sub.close()
     results["load_avg_end"] = os.getloadavg()
     args.results_dir.mkdir(parents=True, exist_ok=True)
     (args.results_dir / "poll_set.json").write_text(json.dumps(results, indent=1) + "\n")
