@@ -1,4 +1,5 @@
-// PollSet: many subscriptions and images polled by one call. See poll_set.hpp.
+// PollSet: many subscriptions and images polled by one call. See poll_set.hpp; the Python
+// binding is in poll_set_binding.cpp.
 //
 // A poll runs in three phases, all with the GIL held:
 //  A. drop entries whose subscription, image or client was closed (their references are
@@ -324,106 +325,6 @@ py::list PollSet::end_of_stream() {
     bury(graveyard);
     if (out_of_memory) throw std::bad_alloc();
     return result;
-}
-
-namespace {
-
-// Reads an optional count argument: `fallback` when absent (or None with `none_ok`), else an
-// int in [0, maximum]; false with an error set otherwise.
-bool read_count(PyObject *value, const char *name, long fallback, long maximum, bool none_ok, long &out) {
-    if (value == nullptr || (none_ok && value == Py_None)) {
-        out = fallback;
-        return true;
-    }
-    if (!PyLong_Check(value)) {
-        PyErr_Format(PyExc_TypeError, "PollSet.poll(): %s must be an int, not %s", name, Py_TYPE(value)->tp_name);
-        return false;
-    }
-    int overflow = 0;
-    const long parsed = PyLong_AsLongAndOverflow(value, &overflow);
-    if (parsed == -1 && PyErr_Occurred()) return false;
-    if (overflow != 0 || parsed < 0 || parsed > maximum) {
-        PyErr_Format(PyExc_ValueError, "PollSet.poll(): %s must be between 0 and %ld, got %R", name, maximum, value);
-        return false;
-    }
-    out = parsed;
-    return true;
-}
-
-// A raw METH_FASTCALL method (fastcall.hpp): poll is called once per loop pass of a server
-// holding thousands of subscriptions, and pybind11's dispatch would cost more than polling
-// an idle set of a few entries.
-PyObject *fast_poll(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    AERON_PY_FAST_BEGIN
-    PollSet *set = fast::self_as<PollSet>(self);
-    if (set == nullptr) return nullptr;
-    static const char *const names[] = {"fragment_limit", "max_messages"};
-    fast::FastArgs<2> parsed("PollSet.poll", names);
-    if (!parsed.parse(args, nargs, kwnames, 0)) return nullptr;
-    long limit = 0, max_messages = 0;
-    if (!read_count(parsed.get(0), "fragment_limit", 10, INT32_MAX, false, limit) ||
-        !read_count(parsed.get(1), "max_messages", -1, INT32_MAX, true, max_messages))
-        return nullptr;
-    py::object keep = py::reinterpret_borrow<py::object>(self);
-    return set->poll(limit, max_messages < 0 ? SIZE_MAX : static_cast<size_t>(max_messages));
-    AERON_PY_FAST_END
-}
-
-PyMethodDef poll_def = {
-    "poll", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&fast_poll)), METH_FASTCALL | METH_KEYWORDS,
-    "poll($self, /, fragment_limit=10, max_messages=None)\n--\n\n"
-    "Polls every entry once (aeron_subscription_controlled_poll / aeron_image_controlled_poll through an "
-    "aeron_controlled_fragment_assembler_t each: messages are reassembled), up to fragment_limit fragments per "
-    "entry, and returns the messages as a list of (key, session_id, bytes) in delivery order ([] when nothing "
-    "arrived). With max_messages, stops once that many were collected; the next poll then starts after the entry "
-    "that filled it. Entries whose subscription, image or client was closed are dropped first."};
-
-}  // namespace
-
-// A set holds arbitrary keys, which may refer back to it: the set takes part in the cycle
-// collector (tp_traverse visits every owner and key; tp_clear empties the set).
-PollSet *poll_set_of(PyObject *self) noexcept {
-    if (!py::detail::is_holder_constructed(self)) return nullptr;
-    try {
-        return py::handle(self).cast<PollSet *>();
-    } catch (...) {
-        return nullptr;
-    }
-}
-
-int traverse(PyObject *self, visitproc visit, void *arg) {
-    Py_VISIT(Py_TYPE(self));  // instances of a heap type own a reference to it
-    PollSet *set = poll_set_of(self);
-    return set == nullptr ? 0 : set->traverse(visit, arg);
-}
-
-int clear_references(PyObject *self) {
-    if (PollSet *set = poll_set_of(self)) set->clear();
-    return 0;
-}
-
-void init_poll_set(py::module_ &m) {
-    py::class_<PollSet> cls(m, "PollSet",
-                            "Many subscriptions and images polled by one call (not thread-safe; see aeron_py.PollSet).",
-                            py::custom_type_setup([](PyHeapTypeObject *heap_type) {
-                                auto *type = &heap_type->ht_type;
-                                type->tp_flags |= Py_TPFLAGS_HAVE_GC;
-                                type->tp_traverse = traverse;
-                                type->tp_clear = clear_references;
-                            }));
-    cls.def(py::init<>())
-        .def("add", &PollSet::add, py::arg("owner"), py::arg("key"),
-             "Adds a Subscription or a live Image with its key (both held by strong references). ValueError if "
-             "already in the set, TypeError for anything else, AeronError if closed.")
-        .def("remove", &PollSet::remove, py::arg("owner"), "Removes an entry; False if it is not in the set.")
-        .def("clear", &PollSet::clear, "Removes every entry.")
-        .def("end_of_stream", &PollSet::end_of_stream,
-             "(key, session_id) of each image that reached its end of stream since the last call "
-             "(aeron_image_is_end_of_stream; a subscription's images are walked with "
-             "aeron_subscription_for_each_image), each reported once.")
-        .def("__len__", &PollSet::size)
-        .def("__contains__", &PollSet::contains, py::arg("owner"));
-    fast::add_method(cls, &poll_def);
 }
 
 }  // namespace aeron_py

@@ -225,3 +225,17 @@ def test_poll_from_a_subscription_handler_raises_and_a_set_alive_at_exit_is_safe
     ''', close=False)
     assert "REENTRY True" in lines
     assert "BAD ValueError ValueError ValueError" in lines
+
+
+def test_an_uninitialised_set_and_a_foreign_self_raise_type_error():
+    lines = run_child('''
+        raw = aeron_py._aeron.PollSet
+        blank = PollSet.__new__(PollSet)     # __init__ never ran
+        for call in (lambda: blank.add(subs[0], 1), lambda: len(blank), blank.end_of_stream,
+                     lambda: blank.remove(subs[0]), lambda: subs[0] in blank, blank.clear, blank.poll,
+                     lambda: raw.add(object(), subs[0], 1), lambda: raw.__len__(3), lambda: raw.poll(object())):
+            print("TYPE", type(expect(TypeError, call)).__name__, flush=True)
+        del blank
+        gc.collect()
+    ''')
+    assert lines.count("TYPE TypeError") == 10
