@@ -11,7 +11,22 @@ a channel URI builder, idle strategies and driver introspection.
 """
 from __future__ import annotations
 
-from . import _aeron
+# --- import guard: say "not built" instead of Python's circular-import message ------------
+try:
+    from . import _aeron
+except ImportError:
+    import importlib.util as _util
+
+    if _util.find_spec(f"{__name__}._aeron") is not None:
+        raise  # the extension is there but does not load (ABI, symbols): keep Python's message
+    raise ImportError(
+        f"aeron_py is not built: its compiled extension aeron_py._aeron is missing from "
+        f"{__path__[0]}, which holds only the Python sources. Build it from the source tree "
+        "with `pip install -e .` (a C/C++ compiler and CMake; see README), then run Python "
+        "from that environment; or install a built wheel of aeron_py.",
+        name=f"{__name__}._aeron",
+    ) from None
+# --- end of the import guard --------------------------------------------------------------
 from .channel import ChannelUri, ChannelUriError
 from .driver import MediaDriver, ThreadingMode
 from .errors import (

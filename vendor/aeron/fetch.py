@@ -7,7 +7,10 @@ folder is the complete Aeron tree.  ``cargo fetch`` downloads it into a git-igno
 cache, ``cargo metadata`` tells where it landed.  Nothing is compiled by cargo.
 
 ``AERON_SOURCE_DIR=/path/to/aeron`` skips the fetch and uses an existing checkout.
-``AERON_PY_CACHE_DIR`` moves the cache (default: ``vendor/aeron/.cache``).
+An sdist carries the pinned tree's build inputs in ``vendor/aeron/src`` (staged by
+``bundle.py`` while the sdist is built, git-ignored in a checkout): when that copy is
+there, it is used and nothing is fetched, so installing an sdist needs neither cargo
+nor a network.  ``AERON_PY_CACHE_DIR`` moves the cache (default: ``vendor/aeron/.cache``).
 
 Usage: ``python vendor/aeron/fetch.py`` prints the absolute path of the Aeron tree
 on stdout, or exits non-zero with a message that says what is missing.
@@ -27,6 +30,8 @@ CRATE = "libaeron_driver-sys"
 VERSION = "1.54.0"
 SHA256 = "b2719da7d2dc8c05cc8368d83b09a216872080c1d8bed252066fcb47f3f4f00f"
 REQUIRED = ("aeron-client/src/main/c/aeronc.h", "aeron-driver/src/main/c/aeronmd.h", "version.txt")
+BUNDLED = HERE / "src"
+STAMP = "PINNED"  # in BUNDLED: names the pinned crate the copy was taken from
 
 
 class FetchError(RuntimeError):
@@ -87,11 +92,34 @@ def fetch(cache: Path) -> Path:
     raise FetchError(f"cargo metadata does not list {CRATE} {VERSION}")
 
 
+def pin() -> str:
+    """The first line of a bundled copy's stamp: the crate and version it must come from."""
+    return f"{CRATE} {VERSION}"
+
+
+def bundled() -> Path | None:
+    """The sdist's copy of the pinned tree (``vendor/aeron/src``), if there is one."""
+    stamp = BUNDLED / STAMP
+    if not stamp.is_file():
+        return None
+    lines = stamp.read_text(encoding="utf-8").splitlines()
+    if not lines or lines[0] != pin():
+        raise FetchError(
+            f"{BUNDLED} holds {lines[0] if lines else 'nothing'!r}, not the pinned {pin()!r}: "
+            "delete that folder (it is a build artefact) and build again"
+        )
+    return check_tree(BUNDLED)
+
+
 def locate() -> Path:
-    """The Aeron tree: ``AERON_SOURCE_DIR`` if set, else the fetched, cached crate."""
+    """The Aeron tree: ``AERON_SOURCE_DIR`` if set, else the sdist's bundled copy, else
+    the fetched, cached crate."""
     override = os.environ.get("AERON_SOURCE_DIR")
     if override:
         return check_tree(Path(override).expanduser().resolve())
+    copy = bundled()
+    if copy is not None:
+        return copy
     cache = Path(os.environ.get("AERON_PY_CACHE_DIR", HERE / ".cache")).expanduser().resolve()
     cache.mkdir(parents=True, exist_ok=True)
     return fetch(cache)
