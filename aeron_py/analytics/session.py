@@ -131,11 +131,11 @@ def _wait_for_executors(spark: SparkSession, url: str, timeout: float) -> None:
     thread.start()
     thread.join(timeout)
     if thread.is_alive() or outcome[:1] != [None]:
+        cause = outcome[0] if outcome else None  # the probe's own failure, not our cancellation
         if thread.is_alive():
             context.cancelJobGroup(group)
             thread.join(10.0)
         spark.stop()
-        cause = outcome[0] if outcome and outcome[0] is not None else None
         raise SparkUnavailable(
             f"Spark master {url} accepted the application but no executor ran a task "
             f"within {timeout:g} s: are workers running and offering enough cores/memory?"
