@@ -22,7 +22,7 @@ from aeron_py.telemetry.events import REJECT_REASONS
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["PLOTS", "ReportTables", "render_report"]
+__all__ = ["PLOTS", "ReportTables", "plotted_counters", "render_report"]
 
 #: File name and title of every plot, in report order.
 PLOTS = {
@@ -128,10 +128,16 @@ def _plot_rtt(fig: Figure, rows: list[dict[str, Any]]) -> None:
     fig.tight_layout()
 
 
+def plotted_counters(names: Sequence[str]) -> list[str]:
+    """The driver counters the report plots, in panel order: the preferred ones present,
+    then the others by name, at most :data:`MAX_COUNTER_PANELS`."""
+    present = set(names)
+    preferred = [n for n in PREFERRED_COUNTERS if n in present]
+    return (preferred + sorted(present - set(preferred)))[:MAX_COUNTER_PANELS]
+
+
 def _plot_driver(fig: Figure, rows: list[dict[str, Any]]) -> None:
-    present = {r["name"] for r in rows}
-    names = [n for n in PREFERRED_COUNTERS if n in present]
-    names = (names + sorted(present - set(names)))[:MAX_COUNTER_PANELS]
+    names = plotted_counters([r["name"] for r in rows])
     if not names:
         _empty(fig.subplots(), "driver_snapshot events")
         return

@@ -50,11 +50,6 @@ __all__ = [
     "with_client_key",
 ]
 
-_V4 = r"^[0-9]{1,3}(\.[0-9]{1,3}){3}$"
-_V4_TAIL = r"([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})$"
-_MAPPED_PREFIX = "0" * 20 + "ffff"
-
-
 class RulesError(ValueError):
     """The rules configuration is invalid; the message names the key and file."""
 
@@ -174,20 +169,22 @@ def _where_true(pairs: list[tuple[Column, Column]]) -> Column:
     return F.filter(values, lambda value: value.isNotNull())
 
 
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"  # what ipaddress accepts: no leading zeros
+_V4 = rf"^{_OCTET}(?:\.{_OCTET}){{3}}\z"
+_V4_TAIL = rf":({_OCTET})\.({_OCTET})\.({_OCTET})\.({_OCTET})\z"
+_MAPPED_PREFIX = "0" * 20 + "ffff"
+
+
 _TMP = "_ck_"  # prefix of the intermediate columns of with_client_key
 
 
-def _v4_tail_as_hextets(addr: Column) -> Column:
-    """IPv6 text with a trailing dotted quad (``::ffff:1.2.3.4``) as two hextets."""
-    octets = [
-        F.lpad(F.lower(F.conv(F.regexp_extract(addr, _V4_TAIL, i), 10, 16)), 2, "0")
-        for i in range(1, 5)
-    ]
+def _v4_tail_as_hextets(text: Column) -> Column:
+    """IPv6 text ending in a dotted quad (``::ffff:1.2.3.4``) with the quad as two hextets."""
+    octets = [F.lpad(F.lower(F.conv(F.regexp_extract(text, _V4_TAIL, i), 10, 16)), 2, "0") for i in range(1, 5)]
     with_quad = F.concat(
-        F.regexp_replace(addr, r"[0-9.]+$", ""),
-        octets[0], octets[1], F.lit(":"), octets[2], octets[3],
+        F.regexp_replace(text, r"[0-9.]+\z", ""), octets[0], octets[1], F.lit(":"), octets[2], octets[3],
     )
-    return F.when(addr.rlike(":" + _V4_TAIL), with_quad).otherwise(addr)
+    return F.when(text.rlike(_V4_TAIL), with_quad).otherwise(text)
 
 
 def _groups(part: Column) -> Column:
@@ -209,13 +206,30 @@ def _v6_prefix_groups(hex32: Column, prefix: int) -> Column:
     return F.concat(*parts)
 
 
-def _v6_text(net: Column, prefix: int) -> Column:
-    """``net/prefix`` text of 32 hex digits; a trailing (else leading) zero run is
-    compressed: valid, and canonical for the usual /48../64 prefixes."""
-    groups = [F.lower(F.conv(F.substring(net, 4 * i + 1, 4), 16, 16)) for i in range(8)]
-    text = F.regexp_replace(F.concat_ws(":", *groups), r"(^|:)0(:0)+$", "::")
-    text = F.when(text.contains("::"), text).otherwise(F.regexp_replace(text, r"^0(:0)+:", "::"))
-    return F.concat(text, F.lit(f"/{prefix}"))
+def _zero_run(length: int) -> str:
+    """Regex of ``length`` all-zero groups, ``(:|$)``-terminated (groups have no leading zeros)."""
+    return "0" + "(?::0)" * (length - 1) + r"(?::|\z)"
+
+
+def _compressed(text: Column) -> Column:
+    """RFC 5952 text of 8 ``:``-joined groups without leading zeros: the longest run of
+    two or more zero groups (the first of equally long runs) becomes ``::``, as
+    :class:`ipaddress.IPv6Address` writes it."""
+    result: Column | None = None
+    for length in range(8, 1, -1):
+        run = _zero_run(length)
+        replaced = F.when(text.rlike("^" + run), F.regexp_replace(text, "^" + run, "::")).otherwise(
+            F.regexp_replace(text, r"^(.*?:)" + run, "$1:")  # lazy prefix: the first such run only
+        )
+        found = text.rlike("(?:^|:)" + run)
+        result = F.when(found, replaced) if result is None else result.when(found, replaced)
+    assert result is not None
+    return result.otherwise(text)
+
+
+def _v6_plain(net: Column) -> Column:
+    """The 8 groups of 32 hex digits, ``:``-joined, without leading zeros."""
+    return F.concat_ws(":", *[F.lower(F.conv(F.substring(net, 4 * i + 1, 4), 16, 16)) for i in range(8)])
 
 
 def with_client_key(
@@ -223,9 +237,13 @@ def with_client_key(
 ) -> DataFrame:
     """Add ``key`` and ``family`` columns for the IP text in ``ip_column``.
 
-    IPv4 (also IPv4-mapped IPv6) → the address, family ``ipv4``; IPv6 → its
-    ``ipv6_prefix`` network as ``net/prefix``, family ``ipv6``; anything else → the
-    text unchanged, family ``other``. Brackets and zones are ignored.
+    The key is :func:`aeron_py.addresses.client_key` (IPv4 prefix 32) in Spark SQL, text
+    for text: IPv4 and IPv4-mapped IPv6 → the IPv4 address, family ``ipv4``; IPv6 → its
+    ``ipv6_prefix`` network as ``net/prefix``, family ``ipv6``; text ``client_key``
+    refuses (not an address, null) → unchanged, family ``other``. Accepted exactly as
+    :func:`aeron_py.addresses.parse_address` accepts: ``[...]`` brackets, an IPv6 zone
+    (``%eth0``), upper case hex; no surrounding blanks, no leading zeros in a dotted quad.
+    ``tests/analytics/test_client_key.py`` checks the two agree (hypothesis).
 
     Built in stages (one column each) so Spark evaluates every intermediate once
     instead of copying a huge expression tree; apply it to distinct addresses, not
@@ -233,42 +251,54 @@ def with_client_key(
     """
     if not 0 <= ipv6_prefix <= 128:
         raise RulesError(f"ipv6 prefix must be in [0, 128], got {ipv6_prefix}")
-    t = {name: f"{_TMP}{name}" for name in ("addr", "text", "left", "right", "groups", "valid", "hex", "net")}
+    names = ("body", "addr", "text", "left", "right", "groups", "valid", "hex", "plain")
+    t = {name: f"{_TMP}{name}" for name in names}
     c = {name: F.col(column) for name, column in t.items()}
     ip = F.col(ip_column)
-    missing = F.greatest(F.lit(8) - F.size(c["left"]) - F.size(c["right"]), F.lit(0))
+    body = c["body"]
+    # An IPv6 zone: one '%' followed by something (ipaddress refuses "x%" and "x%a%b").
+    zone_ok = ~body.contains("%") | ((F.size(F.split(body, "%")) == 2) & ~body.endswith("%"))
+    has_gap = F.instr(c["text"], "::") > 0
+    explicit = F.size(c["left"]) + F.size(c["right"])
     staged = (
-        frame.withColumn(t["addr"], F.lower(F.regexp_replace(F.trim(ip), r"^\[|\]$|%.*$", "")))
-        # Only IPv6 text goes through the IPv6 stages (null for everything else).
-        .withColumn(t["text"], F.when(c["addr"].contains(":"), _v4_tail_as_hextets(c["addr"])))
+        frame.withColumn(
+            t["body"],
+            F.when(ip.startswith("[") & ip.endswith("]"), ip.substr(F.lit(2), F.length(ip) - 2)).otherwise(ip),
+        )
+        .withColumn(t["addr"], F.lower(F.substring_index(body, "%", 1)))
+        # Only possible IPv6 text goes through the IPv6 stages (null for everything else).
+        .withColumn(
+            t["text"],
+            F.when(c["addr"].contains(":") & ~body.contains("/") & zone_ok, _v4_tail_as_hextets(c["addr"])),
+        )
         .withColumn(t["left"], _groups(F.substring_index(c["text"], "::", 1)))
         .withColumn(t["right"], _groups(F.substring_index(c["text"], "::", -1)))
         .withColumn(
             t["groups"],
-            F.when(
-                F.instr(c["text"], "::") > 0,
-                F.concat(c["left"], F.array_repeat(F.lit("0"), missing), c["right"]),
-            ).otherwise(F.split(c["text"], ":")),
+            F.when(has_gap, F.concat(c["left"], F.array_repeat(F.lit("0"), F.greatest(8 - explicit, F.lit(0))),
+                                     c["right"]))
+            .otherwise(F.split(c["text"], ":")),
         )
         .withColumn(
             t["valid"],
-            (F.size(c["groups"]) == 8)
+            ~c["text"].contains(":::")
             & (F.size(F.split(c["text"], "::")) <= 2)
-            & ~c["text"].contains(":::")
-            & F.forall(c["groups"], lambda g: g.rlike("^[0-9a-f]{1,4}$")),
+            & F.when(has_gap, explicit <= 7).otherwise(F.size(c["groups"]) == 8)  # "::" stands for >= 1 group
+            & (F.size(c["groups"]) == 8)
+            & F.forall(c["groups"], lambda g: g.rlike(r"^[0-9a-f]{1,4}\z")),
         )
         .withColumn(t["hex"], F.concat_ws("", F.transform(c["groups"], lambda g: F.lpad(g, 4, "0"))))
-        .withColumn(t["net"], _v6_prefix_groups(c["hex"], ipv6_prefix))
+        .withColumn(t["plain"], _v6_plain(_v6_prefix_groups(c["hex"], ipv6_prefix)))
     )
-    is_v4 = c["addr"].rlike(_V4)
+    is_v4 = body.rlike(_V4)
     mapped = c["valid"] & c["hex"].startswith(_MAPPED_PREFIX)
     mapped_v4 = F.concat_ws(".", *[F.conv(F.substring(c["hex"], 25 + 2 * i, 2), 16, 10) for i in range(4)])
     return (
         staged.withColumn(
             key,
-            F.when(is_v4, c["addr"])
+            F.when(is_v4, body)
             .when(mapped, mapped_v4)
-            .when(c["valid"], _v6_text(c["net"], ipv6_prefix))
+            .when(c["valid"], F.concat(_compressed(c["plain"]), F.lit(f"/{ipv6_prefix}")))
             .otherwise(ip),
         )
         .withColumn(family, F.when(is_v4 | mapped, "ipv4").when(c["valid"], "ipv6").otherwise("other"))

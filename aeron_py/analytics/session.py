@@ -21,7 +21,7 @@ import re
 import shutil
 import socket
 import sys
-import time
+import threading
 from dataclasses import dataclass
 
 from pyspark.sql import SparkSession
@@ -109,17 +109,38 @@ def _local_cores(master: str) -> int:
 
 
 def _wait_for_executors(spark: SparkSession, url: str, timeout: float) -> None:
-    """Return once an executor is registered; stop the session and raise after timeout."""
-    deadline = time.monotonic() + timeout
-    jsc = spark.sparkContext._jsc.sc()  # noqa: SLF001 - no Python API for executors
-    while jsc.getExecutorMemoryStatus().size() < 2:  # the driver counts as one
-        if time.monotonic() >= deadline:
-            spark.stop()
-            raise SparkUnavailable(
-                f"Spark master {url} accepted the application but no executor registered "
-                f"within {timeout:g} s: are workers running and offering enough cores/memory?"
-            )
-        time.sleep(0.2)
+    """Return once the cluster has run a one-row job (so an executor is registered);
+    cancel it, stop the session and raise after ``timeout`` seconds.
+
+    Public API only: the probe job runs in a thread under its own job group, which
+    :meth:`SparkContext.cancelJobGroup` cancels when the deadline passes.
+    """
+    context = spark.sparkContext
+    group = f"aeron_py-executor-probe-{os.getpid()}"
+    outcome: list[BaseException | None] = []
+
+    def probe() -> None:
+        try:
+            context.setJobGroup(group, "wait for an executor", interruptOnCancel=True)
+            spark.range(0, 1, 1, 1).count()
+            outcome.append(None)
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            outcome.append(exc)
+
+    thread = threading.Thread(target=probe, name="executor-probe", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive() or outcome[:1] != [None]:
+        cause = outcome[0] if outcome else None  # the probe's own failure, not our cancellation
+        if thread.is_alive():
+            context.cancelJobGroup(group)
+            thread.join(10.0)
+        spark.stop()
+        raise SparkUnavailable(
+            f"Spark master {url} accepted the application but no executor ran a task "
+            f"within {timeout:g} s: are workers running and offering enough cores/memory?"
+            + (f" ({type(cause).__name__}: {str(cause).splitlines()[0] if str(cause) else ''})" if cause else "")
+        )
 
 
 def build_session(

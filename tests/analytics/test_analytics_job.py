@@ -150,6 +150,20 @@ def test_parquet_tables_agree_with_the_report(spark: SparkSession, result: tuple
     assert set(loss.columns) >= {"ts", "server_id", "total_bytes_lost", "channel"}
 
 
+def test_verdicts_are_capped_and_say_so(spark: SparkSession, result: tuple[Path, dict[str, Any]],
+                                        dataset: tuple[Path, dict], tmp_path: Path) -> None:
+    _, full = result
+    assert (full["clients"]["verdicts_truncated"], full["clients"]["verdicts_listed"]) == (False, 5)
+    report = run_job(spark, JobConfig(events_dir=dataset[0], out_dir=tmp_path, now=NOW, max_verdicts=2))
+    assert report["clients"]["flagged"] == 5
+    assert (report["clients"]["verdicts_listed"], report["clients"]["verdicts_truncated"]) == (2, True)
+    # The listed (and blocked) ones are those with the most HELLOs; verdicts/ keeps all of them.
+    by_hellos = sorted(full["verdicts"], key=lambda v: (-v["hellos"], v["key"]))
+    assert [v["key"] for v in report["verdicts"]] == [v["key"] for v in by_hellos[:2]]
+    assert report["blocklist"]["added"] == 2 and len(Blocklist.load(tmp_path / "blocklist.txt")) == 2
+    assert spark.read.parquet(str(tmp_path / "verdicts")).count() == 5
+
+
 def test_html_report_is_self_contained(result: tuple[Path, dict[str, Any]]) -> None:
     out, report = result
     page = (out / "report.html").read_text()

@@ -1,12 +1,12 @@
-"""Abuse rules, client keys (IPv6 prefixes) and the per-key / per-minute aggregations."""
+"""Abuse rules and the per-key / per-minute / RTT aggregations (client keys: test_client_key.py)."""
 
 from __future__ import annotations
 
-import ipaddress
+import bisect
 import json
+import math
 import random
 from collections.abc import Iterator
-from functools import reduce
 from pathlib import Path
 
 import pytest
@@ -14,7 +14,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from aeron_py.analytics.job import build_per_ip, build_rtt, build_timeseries
-from aeron_py.analytics.rules import AbuseRules, RulesError, apply_rules, with_client_key
+from aeron_py.analytics.rules import AbuseRules, RulesError, apply_rules
 from aeron_py.analytics.schema import analysed, load_events
 from aeron_py.analytics.session import build_session
 from aeron_py.telemetry.writer import EventWriter
@@ -31,67 +31,9 @@ def spark() -> Iterator[SparkSession]:
     session.stop()
 
 
-# -- client keys ----------------------------------------------------------------------
-
-def _expected_key(ip: str, prefix: int) -> tuple[str, str]:
-    try:
-        address = ipaddress.ip_address(ip.strip("[]").split("%")[0])
-    except ValueError:
-        return ip, "other"
-    if address.version == 4:
-        return str(address), "ipv4"
-    if address.ipv4_mapped is not None:
-        return str(address.ipv4_mapped), "ipv4"
-    return str(ipaddress.ip_network(f"{address}/{prefix}", strict=False)), "ipv6"
-
-
-def test_client_key_agrees_with_the_ipaddress_module(spark: SparkSession) -> None:
-    rng = random.Random(5)
-    ips = [
-        "1.2.3.4", " 10.0.0.1 ", "::", "::1", "2001:db8::1", "[2001:db8::1]", "fe80::1%eth0",
-        "::ffff:10.1.2.3", "::FFFF:A01:203", "64:ff9b::1.2.3.4", "2001:DB8:0:1::5", "2001:db8:1:0::",
-        "1:2:3:4:5:6:7:8", "garbage", "1::2::3", "1:2:3:4:5:6:7:8:9", "12345::1", "",
-    ]
-    for _ in range(100):
-        number = rng.getrandbits(128) & ~((1 << rng.randrange(128)) - 1)
-        address = ipaddress.IPv6Address(number)
-        ips.append(address.exploded if rng.random() < 0.3 else str(address))
-    frame = spark.createDataFrame([(ip,) for ip in ips], "ip string")
-    prefixes = (0, 17, 48, 65, 128)
-    keyed = reduce(
-        DataFrame.unionByName,
-        [with_client_key(frame, "ip", p).withColumn("prefix", F.lit(p)) for p in prefixes],
-    )
-    rows = keyed.collect()
-    assert len(rows) == len(ips) * len(prefixes)
-    for row in rows:
-        expected_key, expected_family = _expected_key(row["ip"].strip(), row["prefix"])
-        assert row["family"] == expected_family, row
-        if expected_family == "ipv6":
-            assert ipaddress.ip_network(row["key"]) == ipaddress.ip_network(expected_key), row
-            assert row["key"].endswith(f"/{row['prefix']}")
-        elif expected_family == "ipv4":
-            assert row["key"] == expected_key, row
-        else:
-            assert row["key"] == row["ip"], row
-
-
-def test_client_key_is_canonical_for_a_64(spark: SparkSession) -> None:
-    frame = spark.createDataFrame([("2001:db8:bad:1:dead::1",), ("2001:0db8:0000:0001::9",)], "ip string")
-    assert sorted(r["key"] for r in with_client_key(frame, "ip", 64).collect()) == [
-        "2001:db8:0:1::/64", "2001:db8:bad:1::/64",
-    ]
-
-
-def test_bad_ipv6_prefix_is_refused(spark: SparkSession) -> None:
-    frame = spark.createDataFrame([("::1",)], "ip string")
-    with pytest.raises(RulesError, match=r"\[0, 128\]"):
-        with_client_key(frame, "ip", 129)
-
-
 # -- rules configuration --------------------------------------------------------------
 
-def test_rules_defaults_and_partial_override(tmp_path: Path) -> None:
+def test_rules_defaults_and_partial_override(spark: SparkSession, tmp_path: Path) -> None:  # checks() builds Columns
     assert AbuseRules().to_dict() == {
         "min_hellos_without_connect": 20, "max_bad_messages": 5, "max_wrong_ip_connects": 3,
         "max_reject_rate": 0.5, "min_hellos": 20,
@@ -252,8 +194,12 @@ def test_ipv6_prefix_changes_the_aggregation(crafted: DataFrame) -> None:
     assert keys["2001:db8:1::/48"] == 4
 
 
+def _series(frame: DataFrame) -> list[dict]:
+    return [r.asDict() for r in frame.orderBy("minute").collect()]
+
+
 def test_timeseries_counts_and_active_duologues(crafted: DataFrame) -> None:
-    series = build_timeseries(crafted, T + 1)
+    series = _series(build_timeseries(crafted, T + 1))
     assert [r["minute"] for r in series] == [int(T), int(T) + 60]
     first, second = series
     assert (first["hellos"], first["rejects"], first["rejects_too_many_for_ip"], first["rejects_bad_message"]) == (
@@ -270,13 +216,28 @@ def test_timeseries_fills_gaps(spark: SparkSession, tmp_path: Path) -> None:
         w.emit("duologue_closed", ts=T + 250, session=1, owner_ip="10.0.0.1", reason="expired",
                lifetime_s=249.0, msgs_in=0, msgs_out=0, bytes_in=0, bytes_out=0)
     events = analysed(load_events(spark, tmp_path))
-    series = build_timeseries(events, T + 1)
+    series = _series(build_timeseries(events, T + 1))
     assert [(r["minute"] - int(T)) // 60 for r in series] == [0, 1, 2, 3, 4]
     assert [r["active_duologues"] for r in series] == [1, 1, 1, 1, 0]
     assert [r["duologues_expired"] for r in series] == [0, 0, 0, 0, 1]
 
 
-def test_rtt_percentiles_are_exact_nearest_rank(spark: SparkSession, crafted: DataFrame) -> None:
+def test_timeseries_is_not_filled_beyond_the_limit(spark: SparkSession) -> None:
+    rows = [("hello", float(T)), ("hello", T + 61.0), ("hello", T + 600.0)]
+    frame = spark.createDataFrame(rows, "kind string, ts double").select(
+        "kind", "ts", *[F.lit(None).cast(t).alias(c) for c, t in (
+            ("key_valid", "boolean"), ("reason", "string"), ("wrong_ip", "boolean"), ("lifetime_s", "double"))])
+    assert [r["minute"] - int(T) for r in _series(build_timeseries(frame, T, max_filled_minutes=10))] == [
+        60 * m for m in range(11)]
+    assert [r["minute"] - int(T) for r in _series(build_timeseries(frame, T, max_filled_minutes=9))] == [0, 60, 600]
+
+
+def _nearest_rank(values: list[float], p: float) -> float:
+    return sorted(values)[max(1, math.ceil(p * len(values))) - 1]
+
+
+def test_rtt_percentiles_are_nearest_rank_for_small_clients(spark: SparkSession, crafted: DataFrame) -> None:
+    """Below the accuracy in samples, percentile_approx is the exact nearest rank."""
     assert [r.asDict() for r in build_rtt(crafted).collect()] == [{
         "client_ip": "10.0.0.1", "samples": 3, "min_us": 500.0, "mean_us": 700.0,
         "p50_us": 700.0, "p90_us": 900.0, "p99_us": 900.0, "max_us": 900.0,
@@ -287,3 +248,22 @@ def test_rtt_percentiles_are_exact_nearest_rank(spark: SparkSession, crafted: Da
         ("hello", "2001:db8::9", 5000.0)], "kind string, address string, rtt_us double")
     row = build_rtt(frame).first()
     assert (row["samples"], row["p50_us"], row["p90_us"], row["p99_us"], row["max_us"]) == (200, 100, 180, 198, 200)
+
+
+def test_rtt_percentiles_rank_error_is_bounded_by_the_accuracy(spark: SparkSession) -> None:
+    """Above it, each percentile is a sample whose rank is within samples/accuracy of the nearest rank."""
+    rng = random.Random(7)
+    values = [float(rng.randrange(100, 50_000)) for _ in range(20_000)]
+    frame = spark.createDataFrame([("rtt_sample", "10.0.0.7", v) for v in values],
+                                  "kind string, address string, rtt_us double").repartition(3)
+    accuracy = 50
+    row = build_rtt(frame, accuracy=accuracy).first()
+    ordered = sorted(values)
+    for column, p in (("p50_us", 0.5), ("p90_us", 0.9), ("p99_us", 0.99)):
+        assert row[column] in values
+        exact = _nearest_rank(values, p)
+        low = bisect.bisect_left(ordered, row[column]) + 1  # the ranks the returned value holds
+        high = bisect.bisect_right(ordered, row[column])
+        target = max(1, math.ceil(p * len(values)))
+        distance = 0 if low <= target <= high else min(abs(low - target), abs(high - target))
+        assert distance <= len(values) / accuracy, (column, row[column], exact)
