@@ -3,6 +3,7 @@
 
 #include "image.hpp"
 #include "poll_set.hpp"
+#include "uninitialised.hpp"
 
 namespace aeron_py {
 
@@ -36,6 +37,7 @@ void init_module(py::module_ &m) {
         py::arg("subscription"), py::arg("image"), py::arg("snapshot_error"),
         "The Python subclasses the extension makes Subscription and Image objects as, and the exception a "
         "live operation on a callback's Image snapshot raises (aeron_py registers them at import).");
+    refuse_uninitialised(m);  // last: every class is registered by now
 }
 }  // namespace aeron_py
 

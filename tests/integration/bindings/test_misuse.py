@@ -359,3 +359,29 @@ def test_subscription_add_close_cycles_keep_memory_flat():
         assert grown < 3072, grown
     ''', timeout=180)
     assert any(line.startswith("GROWN_KIB") for line in lines)
+
+
+def test_uninitialised_instances_raise_type_error() -> None:
+    """``T.__new__(T)`` without ``__init__`` (or without the factory that makes T) has no C++
+    value: every method raises TypeError instead of running on uninitialised memory."""
+    lines = run_child('''
+        from aeron_py import _aeron
+        refused = 0
+        for name in ("Subscription", "Publication", "Image", "Client", "Driver", "DriverContext", "Cnc",
+                     "CountersReader", "PollSet", "IdleStrategy", "BufferClaim"):
+            t = getattr(_aeron, name)
+            try:
+                o = t.__new__(t)
+            except TypeError:
+                continue
+            for method in ("close", "poll", "offer", "is_closed", "do_work", "commit", "add", "idle"):
+                try:  # a property is read here, a method called
+                    f = getattr(o, method, None)
+                    if callable(f):
+                        f()
+                except TypeError:
+                    refused += 1
+        print("REFUSED", refused, flush=True)
+    ''')
+    refused = [int(line.split()[1]) for line in lines if line.startswith("REFUSED")]
+    assert refused and refused[0] >= 5, lines
