@@ -47,6 +47,7 @@ from .publication import (
     ExclusivePublication,
     Publication,
 )
+from .poll_set import PollSet
 from .stat import Counter, DriverStat, ErrorEntry, LossEntry
 from .subscription import Action, Header, HeaderView, Image, ImageSnapshotError, Subscription
 
@@ -64,7 +65,7 @@ __all__ = [
     "BackoffIdleStrategy", "BusySpinIdleStrategy", "ChannelUri", "ChannelUriError", "Claim",
     "ClientClosedError", "Counter", "DriverStat", "EndpointFilter", "EndpointFilterConfig", "ErrorEntry", "ExclusivePublication", "Header", "HeaderView",
     "IdleStrategy", "Image", "ImageSnapshotError", "LossEntry", "MaxPositionExceededError", "MediaDriver",
-    "NoOpIdleStrategy", "NotConnectedError", "OfferError", "PendingAdd", "Publication", "PublicationClosedError",
+    "NoOpIdleStrategy", "NotConnectedError", "OfferError", "PendingAdd", "PollSet", "Publication", "PublicationClosedError",
     "PublicationError", "SleepingIdleStrategy", "Subscription", "ThreadingMode", "YieldingIdleStrategy",
     "aeron_version",
 ]

@@ -255,6 +255,36 @@ class Subscription:
     @property
     def stream_id(self) -> int:
         ...
+class PollSet:
+    """
+    Many subscriptions and images polled by one call (not thread-safe; see aeron_py.PollSet).
+    """
+    def __contains__(self, owner: typing.Any) -> bool:
+        ...
+    def __init__(self) -> None:
+        ...
+    def __len__(self) -> int:
+        ...
+    def add(self, owner: typing.Any, key: typing.Any) -> None:
+        """
+        Adds a Subscription or a live Image with its key (both held by strong references). ValueError if already in the set, TypeError for anything else, AeronError if closed.
+        """
+    def clear(self) -> None:
+        """
+        Removes every entry.
+        """
+    def end_of_stream(self) -> list[typing.Any]:
+        """
+        (key, session_id) of each image that reached its end of stream since the last call (aeron_image_is_end_of_stream; a subscription's images are walked with aeron_subscription_for_each_image), each reported once.
+        """
+    def poll(self, /, fragment_limit: int = 10, max_messages: int | None = None) -> list[tuple[typing.Any, int, bytes]]:
+        """
+        Polls every entry once (aeron_subscription_controlled_poll / aeron_image_controlled_poll through an aeron_controlled_fragment_assembler_t each: messages are reassembled), up to fragment_limit fragments per entry, and returns the messages as a list of (key, session_id, bytes) in delivery order ([] when nothing arrived). With max_messages, stops once that many were collected; the next poll then starts after the entry that filled it. Entries whose subscription, image or client was closed are dropped first.
+        """
+    def remove(self, owner: typing.Any) -> bool:
+        """
+        Removes an entry; False if it is not in the set.
+        """
 class AsyncDestination:
     """
     aeron_async_destination_t

@@ -8,7 +8,9 @@ Prints ``READY <address> <port> <control-port>`` on stdout (flushed) once servin
 SIGINT/SIGTERM: clean shutdown (every duologue closed, driver directory removed),
 exit 0.  The shutdown is bounded: if the process is still running ``--shutdown-grace``
 seconds later (e.g. stuck on a stalled driver) it dumps its threads' stacks and exits
-1; a second SIGINT/SIGTERM exits 1 at once.  SIGHUP: re-read the ``--blocklist`` file.
+1; a second SIGINT/SIGTERM exits 1 at once.  The ``--blocklist`` file is watched: a
+new version is applied by itself (``--close-blocked``, the default, also closes the
+duologues of owners it blocks); SIGHUP re-reads it at once.
 Startup errors exit 1; losing the media driver (keepalive timeout) exits 1 within
 about ``--driver-timeout`` seconds, with the reason logged.
 """
@@ -60,7 +62,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-image-term-length", type=int, default=DEFAULT_MAX_IMAGE_TERM_LENGTH,
                    help="refuse client images with a larger term (64 KiB; stock Aeron clients use 16 MiB)")
     p.add_argument("--ipv6-prefix", type=int, default=64, help="IPv6 prefix length counted as one IP (64)")
-    p.add_argument("--blocklist", help="blocklist file (re-read on SIGHUP)")
+    p.add_argument("--blocklist", help="blocklist file; a new version of it is applied within about 0.2 s "
+                   "(checked every 100 ms; SIGHUP re-reads it at once); an invalid version keeps the old list")
+    blocked = p.add_mutually_exclusive_group()
+    blocked.add_argument("--close-blocked", dest="close_blocked", action="store_true", default=True,
+                         help="a new blocklist version closes the duologues of owners it blocks (default)")
+    blocked.add_argument("--keep-blocked", dest="close_blocked", action="store_false",
+                         help="a new blocklist version only refuses new HELLOs; existing duologues live on")
     p.add_argument("--events", help="write telemetry events (JSON Lines) into this directory")
     p.add_argument("--snapshot-interval", type=_positive_float, default=10.0,
                    help="seconds between driver_snapshot events (10)")
@@ -113,6 +121,7 @@ def settings(args: argparse.Namespace, p: argparse.ArgumentParser) -> tuple[Serv
         options = ServerOptions(
             address=values["address"], port=values["port"], control_port=values["control_port"],
             dir=values["dir"], term_length=args.term_length, blocklist=args.blocklist, events=args.events,
+            close_blocked=args.close_blocked,
             snapshot_interval=args.snapshot_interval, image_liveness_timeout=args.image_liveness_timeout,
             driver_timeout=args.driver_timeout, max_creating=args.max_creating, events_max_bytes=args.events_max_bytes,
             events_max_files=args.events_max_files, endpoint_filter=not args.no_endpoint_filter,

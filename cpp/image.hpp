@@ -24,6 +24,9 @@ public:
     void close();
     void reject(const std::string &reason);
     const ImageConstants &constants() const { return constants_; }
+    // For PollSet: the subscription state and handle of a live image (null for a snapshot).
+    const std::shared_ptr<SubState> &sub_state() const { return sub_; }
+    const std::shared_ptr<ImageHandle> &handle() const { return handle_; }
 
     // The fast poll methods (METH_FASTCALL | METH_KEYWORDS), attached in init_image.
     static PyObject *poll(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);

@@ -2,6 +2,7 @@
 #include "common.hpp"
 
 #include "image.hpp"
+#include "poll_set.hpp"
 
 namespace aeron_py {
 
@@ -13,6 +14,7 @@ void init_module(py::module_ &m) {
     init_fragment(m);
     init_image(m);
     init_subscription(m);
+    init_poll_set(m);
     init_publication(m);
     init_counters(m);
     init_client(m);

@@ -52,6 +52,10 @@ struct PollArgs {
 bool parse_poll_args(const char *function, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, bool batch,
                      long default_limit, PollArgs &out);
 
+// The SubState of `object` when it is a Subscription (or a Python subclass of it), else
+// false without an error set (subscription.cpp; used by PollSet).
+bool subscription_state(PyObject *object, std::shared_ptr<SubState> &out);
+
 // Raised for a poll started while the same subscription (or one of its images) is polling.
 [[noreturn]] void throw_reentrant_poll(const char *call);
 

@@ -178,6 +178,7 @@ public:
 
     void close() { state_->close(); }
 
+    const std::shared_ptr<SubState> &state() const { return state_; }
     const aeron_subscription_constants_t &constants() const { return constants_; }
     const std::string &channel() const { return channel_; }
     py::object work;  // the client's conductor duty cycle in invoker mode (used by the Python layer)
@@ -233,6 +234,12 @@ PyMethodDef poll_batch_def = AERON_PY_FAST_DEF(
 void set_public_subscription_class(py::object cls) {
     Py_XDECREF(public_subscription_class);
     public_subscription_class = cls.is_none() ? nullptr : cls.release().ptr();
+}
+
+bool subscription_state(PyObject *object, std::shared_ptr<SubState> &out) {
+    if (!PyObject_TypeCheck(object, fast::type_of<Subscription>())) return false;
+    out = py::handle(object).cast<Subscription *>()->state();
+    return true;
 }
 
 py::object make_subscription(const std::shared_ptr<ClientState> &client, aeron_subscription_t *subscription) {

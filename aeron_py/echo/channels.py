@@ -70,19 +70,16 @@ class DuologueChannels:
     _outbox_drops: int
     _duologues: dict[int, Duologue]
     _closing: dict[int, Duologue]
+    _dirty: set[int]
     _pending: dict[int, Pending]
     _orphans: list[Attempt]
     _images: ImageBook
     _released: dict[int, tuple[float, str]]
 
-    def _execute(self, actions: list[Action], now: float) -> None:  # pragma: no cover - the server's
-        raise NotImplementedError
-
-    def _on_image(self, key: int | None, up: bool) -> Callable[[Image], None]:  # pragma: no cover
-        raise NotImplementedError
-
-    def _subscription(self, key: int | None) -> Subscription | None:  # pragma: no cover
-        raise NotImplementedError
+    if TYPE_CHECKING:
+        def _execute(self, actions: list[Action], now: float) -> None: ...
+        def _on_image(self, key: int | None, up: bool) -> Callable[[Image], None]: ...
+        def _subscription(self, key: int | None) -> Subscription | None: ...
 
     def _push_broadcast(self, data: bytes, now: float) -> None:
         if not self._broadcast_out.push(data, now + self.options.send_timeout):
@@ -218,6 +215,7 @@ class DuologueChannels:
         d = self._duologues.pop(session, None)
         if d is None:
             return
+        self._dirty.discard(session)
         had_images = bool(self._images.remove_key(session))
         assert self._guard is not None
         self._guard.own_port(d.data_port, None)
@@ -241,6 +239,8 @@ class DuologueChannels:
             logger.debug("cannot reject image %d (%s): it is gone", action.image_id, action.reason)
 
     def _flush(self, now: float) -> int:
+        """Offer queued replies: the broadcast's, the duologues' in ``_dirty`` (O(those)),
+        and the closing duologues' last ones (closed once empty or expired)."""
         work = 0
         if self._broadcast_out and self._broadcast is not None:
             sent, failure = self._broadcast_out.flush(self._broadcast, now)
@@ -248,13 +248,18 @@ class DuologueChannels:
             if failure is not None:
                 self._core.log_summary.log(logging.WARNING, "broadcast:dropped", now,
                                            "broadcast replies dropped: %s", failure)
-        for session, d in list(self._duologues.items()):
-            if d.outbox:
-                sent, failure = d.outbox.flush(d.pub, now)
-                work += sent
-                if failure is not None:
-                    logger.warning("duologue %d: reply not sent: %s", session, failure)
-                    self._execute(self._core.send_failed(session, now), now)
+        for session in list(self._dirty):  # only the duologues with queued replies
+            d = self._duologues.get(session)
+            if d is None or not d.outbox:
+                self._dirty.discard(session)
+                continue
+            sent, failure = d.outbox.flush(d.pub, now)
+            work += sent
+            if not d.outbox:
+                self._dirty.discard(session)
+            if failure is not None:
+                logger.warning("duologue %d: reply not sent: %s", session, failure)
+                self._execute(self._core.send_failed(session, now), now)
         for session, d in list(self._closing.items()):
             sent, failure = d.outbox.flush(d.pub, now)
             work += sent

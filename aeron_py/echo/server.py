@@ -13,9 +13,16 @@ enqueue.  Each loop iteration:
 4. replies are offered without blocking: every outbox (bounded, :mod:`.outbox`) is
    retried each iteration until a deadline, then ``core.send_failed`` (closes that
    duologue only) or, for the broadcast, the expired replies are dropped;
-5. ``core.tick`` every 100 ms; blocklist reload when flagged (SIGHUP); telemetry;
+5. ``core.tick`` every 100 ms; the blocklist file checked for a new version (and
+   re-read when asked: SIGHUP), see :mod:`.blocklist_watch`; telemetry;
    the client losing its driver ends :meth:`EchoServer.run` with
    :class:`DriverLostError`.
+
+Each rule has one home: image admission (:mod:`.image_admission`), message polling
+(:mod:`.message_polling`), the duologues' channels, outboxes and port timing
+(:mod:`.channels`, :mod:`.creation`), the blocklist (:mod:`.blocklist_watch`,
+:mod:`.blocklist_enforcement`), setup and teardown (:mod:`.server_lifecycle`); this
+module is the loop and the dispatch of the core's actions.
 
 Ports (lesson from the Java peer): a closed duologue publication keeps its control
 socket bound while it lingers, and a closed subscription keeps its socket while an
@@ -44,23 +51,23 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from ..blocklist import Blocklist
-from ..channel import ChannelUri
 from ..client import Aeron
 from ..driver import MediaDriver
 from ..errors import AeronError
 from ..idle import BackoffIdleStrategy
 from ..publication import Publication
-from ..subscription import Image, Subscription
+from ..subscription import Subscription
+from .blocklist_enforcement import BlocklistEnforcement
+from .blocklist_watch import BlocklistWatch
 from .channels import DuologueChannels, Duologue
 from .creation import Attempt, Pending, aeron_cause
-from .endpoint_guard import EndpointGuard, FilterLimits
-from .images import ImageBook, TrackedImage, reject_image
+from .endpoint_guard import EndpointGuard
+from .image_admission import ImageAdmission, ImageEvent
+from .images import ImageBook
+from .message_polling import MessagePolling
 from .outbox import Outbox
-from .protocol import STREAM_ID, split_source_identity
 from .server_core import (
     Action,
     Broadcast,
@@ -74,6 +81,7 @@ from .server_core import (
     ServerConfig,
     ServerStats,
 )
+from .server_lifecycle import DriverLostError, ServerLifecycle
 from .server_options import DEFAULT_TERM_LENGTH, ServerOptions
 from .server_telemetry import SNAPSHOT_COUNTERS, ServerTelemetry
 
@@ -83,32 +91,9 @@ __all__ = ["DEFAULT_TERM_LENGTH", "SNAPSHOT_COUNTERS", "DriverLostError", "EchoS
 logger = logging.getLogger(__name__)
 
 _TICK_INTERVAL = 0.1
-_TIMER_INTERVAL_NS = 100_000_000  # driver timer: how soon lingering resources are freed
-_POLL_LIMIT = 10  # fragments per duologue subscription per iteration (fairness)
-_POLL_LIMIT_ALL_CLIENTS = 64
 
 
-# ------------------------------------------------------------------ state
-
-
-class DriverLostError(RuntimeError):
-    """The Aeron client lost its media driver (keepalive timeout, or the client closed)."""
-
-
-@dataclass(frozen=True)
-class _ImageEvent:
-    up: bool
-    key: int | None
-    image_id: int
-    session_id: int
-    source: str
-    term_length: int
-
-
-# ------------------------------------------------------------------ server
-
-
-class EchoServer(DuologueChannels):
+class EchoServer(ImageAdmission, MessagePolling, BlocklistEnforcement, ServerLifecycle, DuologueChannels):
     """An Echo 2.0 server: media driver, Aeron client, channels, and the core.
 
     >>> with EchoServer(ServerConfig(max_clients=4, clients_base_port=9010)) as server:
@@ -122,9 +107,9 @@ class EchoServer(DuologueChannels):
 
     def __init__(self, config: ServerConfig, options: ServerOptions | None = None) -> None:
         self.options = options if options is not None else ServerOptions()
-        self._blocklist: Blocklist | None = None
+        self._watch: BlocklistWatch | None = None
         if self.options.blocklist is not None:
-            self._blocklist = Blocklist.load(self.options.blocklist)  # bad file: fail at once
+            self._watch = BlocklistWatch(self.options.blocklist)  # bad file: fail at once
             config = dataclasses.replace(config, is_blocked=self._is_blocked)
         self.config = config
         self._core = EchoServerCore(config)
@@ -134,9 +119,7 @@ class EchoServer(DuologueChannels):
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
         self._stats: ServerStats = self._core.stats
-        self._infos: tuple[DuologueInfo, ...] = ()
         self._channels = 0
-        self.blocklist_version = 0 if self._blocklist is None else 1
         self.driver_dir: str | None = None
         # loop-thread state
         self._driver: MediaDriver | None = None
@@ -149,10 +132,11 @@ class EchoServer(DuologueChannels):
         self._client_errors: deque[str] = deque(maxlen=8)
         self._duologues: dict[int, Duologue] = {}
         self._closing: dict[int, Duologue] = {}
+        self._dirty: set[int] = set()  # live duologues whose outbox holds replies
         self._pending: dict[int, Pending] = {}
         self._orphans: list[Attempt] = []  # attempts of duologues already gone, still in flight
         self._images = ImageBook()
-        self._image_events: deque[_ImageEvent] = deque()
+        self._image_events: deque[ImageEvent] = deque()
         self._released: dict[int, tuple[float, str]] = {}  # port -> (bindable again at, "data"/"control")
         self._telemetry: ServerTelemetry | None = None
 
@@ -165,8 +149,8 @@ class EchoServer(DuologueChannels):
 
     @property
     def duologues(self) -> tuple[DuologueInfo, ...]:
-        """Snapshots of the live duologues, refreshed every 100 ms."""
-        return self._infos
+        """Snapshots of the live duologues (pending ones included), computed on each call."""
+        return self._core.duologue_infos()
 
     @property
     def channel_count(self) -> int:
@@ -180,10 +164,6 @@ class EchoServer(DuologueChannels):
     def stop(self) -> None:
         """Ask the loop to shut down (closes every duologue first)."""
         self._stop.set()
-
-    def reload_blocklist(self) -> None:
-        """Ask the loop to re-read the blocklist file (what SIGHUP does)."""
-        self._reload = True
 
     def start(self, timeout: float = 10.0) -> "EchoServer":
         """Serve on a background thread; returns once serving (raises what startup raised)."""
@@ -256,90 +236,9 @@ class EchoServer(DuologueChannels):
                 on_stopping(self)
             self._teardown()
 
-    def _setup(self) -> None:
-        o = self.options
-        driver_options: dict[str, Any] = dict(
-            publication_reserved_session_id_low=1, publication_reserved_session_id_high=2**31 - 1,
-            publication_linger_timeout_ns=int(o.linger * 1e9), timer_interval_ns=_TIMER_INTERVAL_NS)
-        if o.image_liveness_timeout is not None:
-            driver_options["image_liveness_timeout_ns"] = int(o.image_liveness_timeout * 1e9)
-        if o.dir is not None:
-            driver_options.update(dir_delete_on_start=True, dir_delete_on_shutdown=True)
-        if o.endpoint_filter:
-            c = self.config
-            driver_options.update(FilterLimits(
-                max_term_length=c.max_image_term_length, setup_rate=o.setup_rate, setup_burst=o.setup_burst,
-                max_images_per_source=o.max_images_per_source, max_images_total=o.max_images_total,
-                ipv6_prefix=c.ipv6_prefix).driver_option())
-        else:
-            driver_options["endpoint_filter"] = None  # no interceptor at all
-        self._driver = MediaDriver(o.dir, threading_mode="SHARED", idle_strategy="backoff", **driver_options)
-        self.driver_dir = self._driver.dir
-        self._guard = EndpointGuard(self._driver)
-        self._guard.set_blocklist(self._blocklist)
-        self._aeron = Aeron(driver=self._driver, use_conductor_agent_invoker=True, client_name="echo-server",
-                            timeout=o.driver_timeout, error_handler=self._on_client_error)
-        try:
-            self._broadcast = self._aeron.add_publication(ChannelUri.udp(
-                control=(o.address, o.control_port), control_mode="dynamic", reliable=True,
-                term_length=o.term_length), STREAM_ID)
-        except AeronError as exc:
-            raise type(exc)(f"cannot open the all-clients publication (control {o.address}:{o.control_port}): "
-                            f"{aeron_cause(exc)}") from exc
-        try:
-            self._all_clients = self._aeron.add_subscription(
-                ChannelUri.udp(endpoint=(o.address, o.port), reliable=True), STREAM_ID,
-                on_available_image=self._on_image(None, True), on_unavailable_image=self._on_image(None, False))
-        except AeronError as exc:
-            raise type(exc)(f"cannot open the all-clients subscription ({o.address}:{o.port}): "
-                            f"{aeron_cause(exc)}") from exc
-        if o.events is not None:
-            server_id = o.server_id or f"{o.address}:{o.port}"
-            self._telemetry = ServerTelemetry(
-                o.events, server_id, self._driver.dir, o.snapshot_interval, event_rate=o.event_rate,
-                max_files=o.events_max_files, max_total_bytes=o.events_max_bytes, extra_counters=self._counters)
-        logger.info("echo server on %s port %d control %d, duologue ports [%d, %d), driver %s",
-                    o.address, o.port, o.control_port, self.config.clients_base_port,
-                    self.config.clients_base_port + 2 * self.config.max_clients, self._driver.dir)
-
-    def _on_client_error(self, errcode: int, message: str) -> None:
-        """The client's error handler (runs in the loop thread: agent invoker)."""
-        self._client_errors.append(f"({errcode}) {message}")
-        self._core.log_summary.log(logging.ERROR, f"client_error:{errcode}", time.monotonic(),
-                                   "aeron client error %d: %s", errcode, message)
-
-    def _check_driver(self) -> None:
-        """Raise :class:`DriverLostError` once the client has given up on its driver."""
-        assert self._aeron is not None
-        if self._aeron.is_closed:
-            why = self._client_errors[-1] if self._client_errors else "the Aeron client closed"
-            raise DriverLostError(f"lost the media driver: {why}")
-
     def filter_counters(self) -> dict[str, int]:
         """Drops by the driver's endpoint filter, per reason (empty when it is off)."""
         return {} if self._guard is None else self._guard.counters()
-
-    def _counters(self) -> dict[str, int]:
-        """The glue's cumulative drop counters (telemetry ``driver_snapshot``)."""
-        stats = self._core.stats
-        counters = {
-            "outbox drops": self._broadcast_out.dropped + self._outbox_drops
-            + sum(d.outbox.dropped for d in (*self._duologues.values(), *self._closing.values())),
-            "refusals coalesced": stats.refusals_coalesced,
-            "log lines folded": sum(self._core.log_summary.suppressed.values()),
-            "ports retired": stats.ports_retired,
-        }
-        if self._guard is not None:
-            counters.update(self._guard.counters())
-        return counters
-
-    def _on_image(self, key: int | None, up: bool) -> Callable[[Image], None]:
-        events = self._image_events
-
-        def callback(image: Image) -> None:  # conductor callback: enqueue only
-            events.append(_ImageEvent(up, key, image.correlation_id, image.session_id,
-                                      image.source_identity, image.term_buffer_length))
-        return callback
 
     def _iterate(self, now: float) -> int:
         assert self._aeron is not None
@@ -364,120 +263,17 @@ class EchoServer(DuologueChannels):
         self._check_driver()
         self._acknowledge_image_lists()
         self._execute(self._core.tick(now), now)
-        if self._reload:
-            self._reload = False
-            self._reload_blocklist()
+        self._check_blocklist(now)
         if self._guard is not None:
             self._guard.refresh()
         self._released = {p: r for p, r in self._released.items() if r[0] > now}
         if self._telemetry is not None:
             self._telemetry.snapshot_if_due(now)
-        infos = (self._core.duologue_info(session) for session in (*self._duologues, *self._pending))
-        self._infos = tuple(info for info in infos if info is not None)
         return 1
-
-    def _acknowledge_image_lists(self) -> None:
-        """Let the C client free the logs of images that went away.
-
-        The client unmaps a removed image only once the application has read its
-        subscription's image list again (``aeron_subscription_image_count``, ``poll``
-        ... record the list's change number; ``aeron_client_conductor.c``,
-        check_lingering_resources).  The glue polls images one by one and never polls
-        a subscription, so without this every departed image stayed mapped (issue 7,
-        item 3)."""
-        if self._all_clients is not None:
-            self._all_clients.image_count
-        for d in self._duologues.values():
-            d.sub.image_count
 
     def _publish(self) -> None:
         self._stats = self._core.stats
         self._channels = len(self._duologues) + len(self._closing) + len(self._pending) + len(self._orphans)
-
-    # ---- images
-
-    def _subscription(self, key: int | None) -> Subscription | None:
-        if key is None:
-            return self._all_clients
-        d = self._duologues.get(key)
-        return None if d is None else d.sub
-
-    def _image_events_to_core(self, now: float) -> int:
-        if not self._image_events:
-            return 0
-        events = list(self._image_events)
-        self._image_events.clear()
-        done = 0
-        for ev in events:
-            if ev.key in self._pending:  # its duologue is still being created: keep for later
-                self._image_events.append(ev)
-                continue
-            done += 1
-            if ev.up:
-                self._image_up(ev, now)
-            else:
-                self._image_down(ev, now)
-        return done
-
-    def _image_up(self, ev: _ImageEvent, now: float) -> None:
-        if ev.key is not None and ev.key not in self._duologues:
-            return  # the duologue is already closed (its subscription with it)
-        if ev.image_id in self._images:
-            return
-        try:
-            split_source_identity(ev.source)
-        except ValueError as exc:
-            logger.error("image %d has an unusable source: %s; rejecting it", ev.image_id, exc)
-            reject_image(self._subscription(ev.key), ev.session_id, "bad source identity")
-            return
-        self._images.add(TrackedImage(ev.image_id, ev.key, ev.session_id, ev.source))
-        if ev.key is None:
-            actions = self._core.initial_image_available(ev.image_id, ev.session_id, ev.source, ev.term_length, now)
-        else:
-            actions = self._core.duologue_image_available(
-                ev.key, ev.image_id, ev.source, ev.term_length, now)
-        self._execute(actions, now)
-
-    def _image_down(self, ev: _ImageEvent, now: float) -> None:
-        if self._images.remove(ev.image_id) is None:
-            return  # never announced (its duologue was already gone)
-        if ev.key is None:
-            actions = self._core.initial_image_unavailable(ev.image_id, now)
-        else:
-            actions = self._core.duologue_image_unavailable(ev.key, ev.image_id, now)
-        self._execute(actions, now)
-
-    def _poll_images(self, now: float) -> int:
-        """Read every subscription (its own poll: see :mod:`.images`) and feed the core."""
-        work = 0
-        if self._all_clients is not None:
-            work += self._poll_subscription(None, self._all_clients, _POLL_LIMIT_ALL_CLIENTS, now)
-        for session, d in list(self._duologues.items()):
-            if self._duologues.get(session) is d:
-                work += self._poll_subscription(session, d.sub, _POLL_LIMIT, now)
-        return work
-
-    def _poll_subscription(self, key: int | None, sub: Subscription, limit: int, now: float) -> int:
-        received: list[tuple[bytes, int]] = []
-        sub.poll(lambda data, header: received.append((data, header.session_id)), limit)
-        for data, session_id in received:
-            image_id = self._images.image_for(key, session_id)
-            if image_id is None:  # cannot happen: image events are handled before polling
-                self._core.log_summary.log(logging.WARNING, "message:unknown_image", now,
-                                           "message from unannounced session %d dropped", session_id)
-                continue
-            if key is None:
-                actions = self._core.hello_received(image_id, data, now)
-            elif key in self._duologues:
-                actions = self._core.duologue_message(key, image_id, data, now)
-            else:
-                continue  # closed by an earlier message of this batch
-            self._execute(actions, now)
-        return len(received)
-
-    def _source_port(self, image_id: int | None) -> int:
-        tracked = self._images.get(image_id)
-        return split_source_identity(tracked.source)[1] if tracked is not None else 0
 
     # ---- actions
 
@@ -498,7 +294,10 @@ class EchoServer(DuologueChannels):
                 self._try_create(pending, now)
             elif isinstance(action, SendDuologue):
                 d = self._duologues.get(action.session_id)
-                if d is not None and not d.outbox.push(action.data, now + self.options.send_timeout):
+                if d is None:
+                    continue
+                self._dirty.add(action.session_id)
+                if not d.outbox.push(action.data, now + self.options.send_timeout):
                     logger.warning("duologue %d: %d replies waiting; closing it", action.session_id, len(d.outbox))
                     self._execute(self._core.send_failed(action.session_id, now), now)
             elif isinstance(action, CloseDuologue):
@@ -507,67 +306,3 @@ class EchoServer(DuologueChannels):
                 self._reject(action)
             elif not isinstance(action, Event):
                 raise TypeError(f"unknown core action {action!r}")
-
-    # ---- blocklist
-
-    def _is_blocked(self, ip: str) -> str | None:
-        blocklist = self._blocklist
-        entry = blocklist.match(ip, time.time()) if blocklist is not None else None
-        return None if entry is None else entry.target
-
-    def _reload_blocklist(self) -> None:
-        path = self.options.blocklist
-        if path is None:
-            logger.info("blocklist reload requested but no blocklist file is configured")
-            return
-        try:
-            self._blocklist = Blocklist.load(path)
-        except (OSError, ValueError) as exc:
-            logger.error("blocklist reload failed, keeping the previous one: %s", exc)
-            return
-        self.blocklist_version += 1
-        if self._guard is not None:
-            self._guard.set_blocklist(self._blocklist)
-        logger.info("blocklist reloaded from %s: %d entries", path, len(self._blocklist))
-
-    # ---- shutdown
-
-    def _teardown(self) -> None:
-        """Close every duologue (flushing briefly), then channels, client, driver and dir."""
-        try:
-            if self._aeron is not None and not self._aeron.is_closed:
-                now = time.monotonic()
-                self._execute(self._core.shutdown(now), now)
-                for session in list(self._pending):
-                    self._drop_pending(session, now)
-                self._drain(now + min(self.options.send_timeout, 1.0))
-                if self._orphans:
-                    logger.warning("%d duologue channel adds still unanswered at shutdown; the client's "
-                                   "close frees them", len(self._orphans))
-                    self._orphans.clear()
-                for d in self._closing.values():
-                    d.pub.close()
-                self._closing.clear()
-                self._images.clear()
-                self._infos = ()
-                self._publish()
-        finally:
-            self._core.log_summary.flush(time.monotonic(), force=True)
-            try:
-                if self._telemetry is not None:
-                    self._telemetry.close()
-            finally:
-                if self._aeron is not None:
-                    self._aeron.close()
-                if self._driver is not None:
-                    self._driver.close()
-                logger.info("echo server stopped; driver directory %s removed", self.driver_dir)
-
-    def _drain(self, deadline: float) -> None:
-        """Give queued replies and broadcasts a bounded chance to leave, and orphaned
-        attempts to be answered (the client's close frees what is left)."""
-        assert self._aeron is not None
-        idle = BackoffIdleStrategy(max_park_ns=1_000_000)
-        while (self._closing or self._broadcast_out or self._orphans) and time.monotonic() < deadline:
-            now = time.monotonic()
-            idle.idle(self._aeron.do_work() + self._flush(now) + self._reap_orphans(now))

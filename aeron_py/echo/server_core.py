@@ -33,12 +33,10 @@ from __future__ import annotations
 import logging
 import random
 from collections import Counter
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from types import MappingProxyType
-from typing import Any
 
+from .deadlines import Deadlines
 from .log_summary import LogSummary
 from .per_ip import PerIpCounter, canonical_ip
 from .ports import AllocationError, PortAllocator
@@ -53,125 +51,28 @@ from .protocol import (
     parse_hello,
     split_source_identity,
 )
-from .sessions import DEFAULT_SESSION_MAX, DEFAULT_SESSION_MIN, SessionAllocator
+from .server_contract import (
+    DEFAULT_MAX_IMAGE_TERM_LENGTH,
+    DEFAULT_REFUSAL_INTERVAL,
+    Action,
+    Broadcast,
+    CloseDuologue,
+    CloseReason,
+    CreateDuologue,
+    DuologueInfo,
+    Event,
+    RejectImage,
+    SendDuologue,
+    ServerConfig,
+    ServerStats,
+)
+from .sessions import SessionAllocator
+
+__all__ = ["DEFAULT_MAX_IMAGE_TERM_LENGTH", "DEFAULT_REFUSAL_INTERVAL", "Action", "Broadcast", "CloseDuologue",
+           "CloseReason", "CreateDuologue", "DuologueInfo", "EchoServerCore", "Event", "RejectImage", "SendDuologue",
+           "ServerConfig", "ServerStats"]
 
 logger = logging.getLogger(__name__)
-
-#: Largest term length accepted on client images: Aeron's minimum term, which already
-#: holds 8 KiB messages (the protocol's are at most 1 KiB), so a client image costs the
-#: server ~196 KiB of log.  A stock Aeron client publishes with a 16 MiB term (~48 MiB
-#: of log): it is refused with ``ERROR server full`` unless it sets ``term-length``
-#: (Java: ``-Daeron.term.buffer.length=65536``) or the server raises this cap.
-DEFAULT_MAX_IMAGE_TERM_LENGTH = 64 * 1024
-#: A refusal repeated to the same initial image within this many seconds is not sent
-#: again (the client acts on the first one; a flood must not become a reply flood).
-DEFAULT_REFUSAL_INTERVAL = 0.5
-
-
-class CloseReason(StrEnum):
-    """Why a duologue was closed (``CloseDuologue.reason``)."""
-
-    CLIENT_GONE = "client_gone"
-    BAD_MESSAGE = "bad_message"
-    SEND_DEADLINE = "send_deadline"
-    EXPIRED = "expired"
-    IDLE = "idle"
-    SHUTDOWN = "shutdown"
-    CREATE_FAILED = "create_failed"
-
-
-@dataclass(frozen=True, kw_only=True)
-class ServerConfig:
-    """Server limits.  Times are seconds; sizes are bytes."""
-
-    max_clients: int
-    clients_base_port: int
-    max_per_ip: int = 3
-    expiry: float = 10.0
-    idle_timeout: float | None = None
-    max_message: int = 1024
-    ipv6_prefix: int = 64
-    max_image_term_length: int = DEFAULT_MAX_IMAGE_TERM_LENGTH
-    is_blocked: Callable[[str], str | None] | None = None
-    session_min: int = DEFAULT_SESSION_MIN
-    session_max: int = DEFAULT_SESSION_MAX
-    refusal_interval: float = DEFAULT_REFUSAL_INTERVAL
-    log_interval: float = 10.0
-
-    def __post_init__(self) -> None:
-        positive_ints = ("max_clients", "max_per_ip", "max_message", "max_image_term_length")
-        for name in positive_ints:
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"ServerConfig.{name} must be an int >= 1, got {value!r}")
-        if not self.refusal_interval >= 0:
-            raise ValueError(f"ServerConfig.refusal_interval must be >= 0 seconds, got {self.refusal_interval!r}")
-        if not self.log_interval > 0:
-            raise ValueError(f"ServerConfig.log_interval must be > 0 seconds, got {self.log_interval!r}")
-        if not self.expiry > 0:
-            raise ValueError(f"ServerConfig.expiry must be > 0 seconds, got {self.expiry!r}")
-        if self.idle_timeout is not None and not self.idle_timeout > 0:
-            raise ValueError(
-                f"ServerConfig.idle_timeout must be None or > 0 seconds, got {self.idle_timeout!r}"
-            )
-
-
-# ------------------------------------------------------------------ actions
-
-
-@dataclass(frozen=True)
-class Broadcast:
-    """Send ``data`` on the all-clients publication (a CONNECT names its duologue)."""
-
-    data: bytes
-    duologue_session: int | None = None
-
-
-@dataclass(frozen=True)
-class CreateDuologue:
-    """Create the duologue publication/subscription for ``session_id``."""
-
-    session_id: int
-    data_port: int
-    control_port: int
-    owner_ip: str
-
-
-@dataclass(frozen=True)
-class SendDuologue:
-    """Send ``data`` on the duologue publication of ``session_id``."""
-
-    session_id: int
-    data: bytes
-
-
-@dataclass(frozen=True)
-class CloseDuologue:
-    """Close (after flushing) the duologue ``session_id``."""
-
-    session_id: int
-    reason: CloseReason
-
-
-@dataclass(frozen=True)
-class RejectImage:
-    """Reject an image; ``session_id`` is None on the all-clients subscription."""
-
-    image_id: int
-    session_id: int | None
-    reason: str
-
-
-@dataclass(frozen=True)
-class Event:
-    """Telemetry record; see the module docstring for the kinds."""
-
-    kind: str
-    fields: dict[str, Any] = field(default_factory=dict)
-
-
-Action = Broadcast | CreateDuologue | SendDuologue | CloseDuologue | RejectImage | Event
-
 
 # ------------------------------------------------------------------- state
 
@@ -202,40 +103,6 @@ class _Duologue:
     hello: tuple[int, int] | None = None  # (initial image id, key) while no client has connected
 
 
-@dataclass(frozen=True)
-class DuologueInfo:
-    """Read-only snapshot of one duologue."""
-
-    session_id: int
-    initial_session: int
-    owner_ip: str
-    data_port: int
-    control_port: int
-    created_at: float
-    connected: bool
-    msgs_in: int
-    msgs_out: int
-    bytes_in: int
-    bytes_out: int
-    images: int = 0  # client images on its subscription, served or not (wrong IP)
-
-
-@dataclass(frozen=True)
-class ServerStats:
-    """Read-only snapshot of the core's resources and cumulative counters."""
-
-    duologues: int
-    initial_images: int
-    ports_in_use: int
-    sessions_in_use: int
-    ip_keys: int
-    hellos: int
-    connects: int  # duologues ever created (CONNECTs sent)
-    rejects: Mapping[str, int]
-    closes: Mapping[str, int]
-    refusals_coalesced: int = 0  # refusals not sent again within refusal_interval
-    ports_retired: int = 0  # taken out of service (see retire_port)
-
 
 # -------------------------------------------------------------------- core
 
@@ -253,6 +120,9 @@ class EchoServerCore:
         # (initial image id, key) -> duologue still waiting for its client: a repeated HELLO
         # (clients re-send every second until answered) gets the same CONNECT again.
         self._awaiting: dict[tuple[int, int], int] = {}
+        # When each duologue must be looked at: its expiry while no client has joined, then
+        # (idle_timeout) the earliest it can be idle; tick() visits only what is due.
+        self._deadlines: Deadlines[int] = Deadlines()
         self._hellos = 0
         self._created = 0
         self._rejects: Counter[str] = Counter()
@@ -297,8 +167,18 @@ class EchoServerCore:
     def duologue_info(self, session_id: int) -> DuologueInfo | None:
         """Snapshot of duologue ``session_id``, or None if it does not exist."""
         d = self._duologues.get(session_id)
-        if d is None:
-            return None
+        return None if d is None else self._info(d)
+
+    def duologue_infos(self) -> tuple[DuologueInfo, ...]:
+        """Snapshots of every live duologue, computed now (O(duologues): on demand only).
+
+        Safe to call from another thread while the loop runs: the dict's values are
+        copied in one C call under the GIL, and each snapshot reads plain attributes
+        (a snapshot may be a message behind, never torn into an exception)."""
+        return tuple(self._info(d) for d in list(self._duologues.values()))
+
+    @staticmethod
+    def _info(d: _Duologue) -> DuologueInfo:
         return DuologueInfo(
             session_id=d.session_id, initial_session=d.initial_session, owner_ip=d.owner_ip,
             data_port=d.data_port, control_port=d.control_port, created_at=d.created_at,
@@ -372,6 +252,7 @@ class EchoServerCore:
             return actions + self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "no_session_ids", now)
         self._per_ip.increment(ip)
         self._created += 1
+        self._deadlines.schedule(session, now + self._config.expiry)
         self._duologues[session] = _Duologue(session, sid, ip, data_port, control_port, now, now,
                                              hello=(image_id, key))
         self._awaiting[(image_id, key)] = session
@@ -480,6 +361,10 @@ class EchoServerCore:
         d.images[image_id] = True
         if d.first_image_at is None:
             d.first_image_at = now
+            if self._config.idle_timeout is not None:
+                self._deadlines.schedule(session_id, now + self._config.idle_timeout)
+            else:
+                self._deadlines.cancel(session_id)
             self._forget_hello(d)
         d.last_activity = now
         return [Event("client_connected", {"ip": ip, "session_id": session_id,
@@ -539,20 +424,37 @@ class EchoServerCore:
                      port, (self._ports.capacity - self._ports.retired - 1) // 2)
         self._ports.retire(port)
 
+    def close_blocked(self, now: float) -> list[Action]:
+        """Close every duologue whose owner is blocked now (after a blocklist reload).
+
+        Visits every duologue: called once per reload, never per tick."""
+        is_blocked = self._config.is_blocked
+        if is_blocked is None:
+            return []
+        actions: list[Action] = []
+        for d in [d for d in self._duologues.values() if is_blocked(d.owner_ip) is not None]:
+            actions += self._close(d, CloseReason.BLOCKED, now)
+        return actions
+
     # ---- time and shutdown
 
     def tick(self, now: float) -> list[Action]:
         """Close duologues never joined within ``expiry`` or idle past ``idle_timeout``;
-        write the due log summaries."""
+        write the due log summaries.  Visits only the duologues whose deadline is due."""
         self.log_summary.flush(now)
         actions: list[Action] = []
-        expiry, idle = self._config.expiry, self._config.idle_timeout
-        for d in list(self._duologues.values()):
+        idle = self._config.idle_timeout
+        for session in self._deadlines.pop_due(now):
+            d = self._duologues.get(session)
+            if d is None:
+                continue
             if d.first_image_at is None:
-                if now - d.created_at >= expiry:
-                    actions += self._close(d, CloseReason.EXPIRED, now)
-            elif idle is not None and now - d.last_activity >= idle:
-                actions += self._close(d, CloseReason.IDLE, now)
+                actions += self._close(d, CloseReason.EXPIRED, now)
+            elif idle is not None:
+                if now - d.last_activity >= idle:
+                    actions += self._close(d, CloseReason.IDLE, now)
+                else:  # active since it was scheduled: due again when it could next be idle
+                    self._deadlines.schedule(session, d.last_activity + idle)
         return actions
 
     def shutdown(self, now: float) -> list[Action]:
@@ -575,6 +477,7 @@ class EchoServerCore:
     def _close(self, d: _Duologue, reason: CloseReason, now: float) -> list[Action]:
         """The one place that deletes a duologue and returns all its resources."""
         del self._duologues[d.session_id]
+        self._deadlines.cancel(d.session_id)
         self._forget_hello(d)
         self._ports.free(d.data_port)
         self._ports.free(d.control_port)

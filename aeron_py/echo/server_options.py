@@ -21,7 +21,9 @@ class ServerOptions:
     how long a reply may wait for its publication.  ``create_timeout``: how long a
     duologue may wait for its ports.  ``image_liveness_timeout``: seconds before a
     silent client image is dropped (driver default 10 s).  ``blocklist``: file of
-    :class:`~aeron_py.blocklist.Blocklist` entries.  ``events``: telemetry directory;
+    :class:`~aeron_py.blocklist.Blocklist` entries, watched for new versions;
+    ``close_blocked``: close the duologues of owners a new version blocks (else they
+    live on; new HELLOs are refused either way).  ``events``: telemetry directory;
     ``snapshot_interval``: seconds between ``driver_snapshot`` events.
 
     Bounds (issue 7): ``driver_timeout``: seconds without the driver's keepalive before
@@ -45,6 +47,7 @@ class ServerOptions:
     create_timeout: float = 5.0
     image_liveness_timeout: float | None = None
     blocklist: str | None = None
+    close_blocked: bool = True
     events: str | None = None
     snapshot_interval: float = 10.0
     server_id: str | None = None

@@ -7,11 +7,16 @@ the glue and from the ``reject`` event of the same action list) and writes a
 loss-report and error-log entries that are new or updated since the last snapshot.
 Telemetry never stops the server: an event the schema refuses is logged and skipped.
 
+Off the loop thread: the loop only translates and rate-limits; the events go through
+a bounded :class:`~.event_queue.EventQueue` to a writer thread (a full queue drops and
+counts, never blocks), and the snapshot's driver reads (counters, loss report, error
+log) run on that thread too.  Only the glue's own counters are read on the loop.
+
 Bounded: each kind but ``driver_snapshot`` has a rate budget (``event_rate`` per
 second, bursts of the same size); events over it are counted, not written.  The
 writer keeps at most ``max_files`` files and ``max_total_bytes`` bytes (oldest
 deleted).  Every snapshot's ``counters`` carry what was dropped, cumulatively:
-``dropped events`` (budget and schema refusals), ``deleted telemetry files`` /
+``dropped events`` (budget, full queue and schema refusals), ``deleted telemetry files`` /
 ``deleted telemetry bytes`` (retention), plus the glue's own counters
 (``extra_counters``: outbox drops, coalesced refusals, folded log lines, filter drops).
 """
@@ -23,7 +28,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..stat import DriverStat
-from ..telemetry import EventError, EventWriter
+from ..telemetry import EventWriter
+from .event_queue import DEFAULT_QUEUE_CAPACITY, EventQueue
+from .blocklist_watch import BlocklistChange
 from .server_core import Action, Event
 
 logger = logging.getLogger(__name__)
@@ -63,10 +70,12 @@ class ServerTelemetry:
     def __init__(self, directory: str, server_id: str, driver_dir: str, interval: float, *,
                  event_rate: float = DEFAULT_EVENT_RATE, max_files: int = DEFAULT_MAX_FILES,
                  max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
-                 extra_counters: Callable[[], dict[str, int]] | None = None) -> None:
+                 extra_counters: Callable[[], dict[str, int]] | None = None,
+                 queue_capacity: int = DEFAULT_QUEUE_CAPACITY) -> None:
         self._writer = EventWriter(directory, source="server", server_id=server_id, max_files=max_files,
                                    max_bytes=max(1, max_total_bytes // max_files), max_total_bytes=max_total_bytes)
-        self._stat = DriverStat(driver_dir)
+        self._stat = DriverStat(driver_dir)  # read on the writer thread only (snapshot jobs)
+        self._queue = EventQueue(self._writer, queue_capacity)
         self._interval = interval
         self._event_rate = event_rate
         self._budgets: dict[str, _Budget] = {}
@@ -116,42 +125,54 @@ class ServerTelemetry:
         logger.debug("no telemetry mapping for core event %s", event.kind)
         return []
 
+    def blocklist_reload(self, change: BlocklistChange, *, active: int, duologues_closed: int) -> None:
+        """A ``blocklist_reload`` event: a new blocklist version is in force."""
+        counters = {"version": change.version, "entries": len(change.blocklist), "active": active,
+                    "added": change.added, "removed": change.removed, "duologues_closed": duologues_closed}
+        self._emit("blocklist_reload", {"counters": counters,
+                                        "reason": "requested" if change.requested else "file_changed"})
+
+    @property
+    def dropped(self) -> int:
+        """Events not written: over the rate budget, queue full, or refused by the schema."""
+        return self.dropped_events + self._queue.dropped + self._queue.refused
+
     def _emit(self, kind: str, fields: dict[str, Any]) -> None:
-        if kind != "driver_snapshot":
-            now = time.monotonic()
-            budget = self._budgets.get(kind)
-            if budget is None:
-                budget = self._budgets[kind] = _Budget(self._event_rate, now)
-            if not budget.take(now):
-                self.dropped_events += 1
-                return
-        try:
-            self._writer.emit(kind, **fields)
-        except EventError as exc:  # e.g. a close reason the schema does not list
+        """Rate-limit (not ``driver_snapshot``) and queue for the writer thread."""
+        now = time.monotonic()
+        budget = self._budgets.get(kind)
+        if budget is None:
+            budget = self._budgets[kind] = _Budget(self._event_rate, now)
+        if not budget.take(now):
             self.dropped_events += 1
-            logger.warning("telemetry: %s event not written: %s", kind, exc)
-        except OSError as exc:
-            logger.error("telemetry: cannot write %s event: %s", kind, exc)
+            return
+        self._queue.put(kind, fields)
 
     def snapshot_if_due(self, now: float, force: bool = False) -> None:
+        """Queue a ``driver_snapshot`` when due: the glue's counters now, the driver's on the thread."""
         if not force and now < self._next_snapshot:
             return
         self._next_snapshot = now + self._interval
+        extra: dict[str, int] = {}
+        if self._extra is not None:
+            try:
+                extra = self._extra()
+            except Exception:  # noqa: BLE001 - a counter source must never stop the snapshot
+                logger.exception("telemetry: extra counters failed")
+        ts = time.time()
+        self._queue.put_job(lambda: [("driver_snapshot", self._snapshot_fields(ts, extra))])
+
+    def _snapshot_fields(self, ts: float, extra: dict[str, int]) -> dict[str, Any]:
+        """(writer thread) The driver's counters, new loss and errors, and every drop count."""
         counters = {}
         for label, value in self._stat.system_counters().items():
             name = label.split(":", 1)[0]  # "Errors: version=..." -> "Errors"
             if name in SNAPSHOT_COUNTERS:
                 counters[name] = value
-        counters.update({"dropped events": self.dropped_events,
+        counters.update({"dropped events": self.dropped,
                          "deleted telemetry files": self._writer.deleted_files,
-                         "deleted telemetry bytes": self._writer.deleted_bytes})
-        if self._extra is not None:
-            try:
-                counters.update(self._extra())
-            except Exception:  # noqa: BLE001 - a counter source must never stop the snapshot
-                logger.exception("telemetry: extra counters failed")
-        self._emit("driver_snapshot", {"counters": counters, "new_loss": self._new_loss(),
-                                       "new_errors": self._new_errors()})
+                         "deleted telemetry bytes": self._writer.deleted_bytes, **extra})
+        return {"ts": ts, "counters": counters, "new_loss": self._new_loss(), "new_errors": self._new_errors()}
 
     def _new_loss(self) -> list[dict[str, Any]]:
         fresh = []
@@ -175,9 +196,10 @@ class ServerTelemetry:
         return [{"observation_count": e.observation_count, "first_observation_ts": e.first_observation_ms / 1000.0,
                  "last_observation_ts": e.last_observation_ms / 1000.0, "message": e.message} for e in entries]
 
-    def close(self) -> None:
-        try:
-            self.snapshot_if_due(time.monotonic(), force=True)
-        finally:
-            self._stat.close()
-            self._writer.close()
+    def close(self, timeout: float = 5.0) -> None:
+        """A last snapshot, then the writer thread writes what is queued (bounded) and stops.
+
+        The driver's counters are unmapped on the writer thread, after its last read
+        (left mapped if the thread cannot finish in time: never pulled from under it)."""
+        self.snapshot_if_due(time.monotonic(), force=True)
+        self._queue.close(timeout, final=self._stat.close)

@@ -48,6 +48,11 @@ kind                  fields
                       ``new_loss`` [loss record] and ``new_errors`` [error record]:
                       loss-report / distinct-error-log entries first seen or updated
                       since the previous snapshot
+``blocklist_reload``  ``counters`` {name: int} (``version``, ``entries``, ``active``,
+                      ``added``, ``removed``, ``duologues_closed``), ``reason`` str
+                      (``file_changed`` or ``requested``) — the server put a new
+                      version of its blocklist file in force; ``duologues_closed``
+                      counts the duologues of newly blocked owners it closed
 ``rtt_sample``        ``client_ip`` str, ``rtt_us`` int, ``seq`` int — one measured
                       echo round trip (usually ``source="load"``)
 ====================  ==============================================================
@@ -80,6 +85,7 @@ __all__ = [
     "KINDS",
     "REJECT_REASONS",
     "CLOSE_REASONS",
+    "RELOAD_REASONS",
     "BAD_MESSAGE_PLACES",
     "EventError",
     "Field",
@@ -103,7 +109,10 @@ CLOSE_REASONS: tuple[str, ...] = (
     "idle",
     "shutdown",
     "create_failed",
+    "blocked",
 )
+#: ``blocklist_reload.reason`` values.
+RELOAD_REASONS: tuple[str, ...] = ("file_changed", "requested")
 #: ``bad_message.where`` values.
 BAD_MESSAGE_PLACES: tuple[str, ...] = ("initial", "duologue")
 
@@ -255,6 +264,10 @@ KIND_FIELDS: dict[str, tuple[Field, ...]] = {
     "blocklist_hit": (
         Field("ip", _STR),
         Field("rule", _STR),
+    ),
+    "blocklist_reload": (
+        Field("counters", (dict,), values=_INT),
+        Field("reason", _STR, choices=RELOAD_REASONS),
     ),
     "driver_snapshot": (
         Field("counters", (dict,), values=_INT),

@@ -1,0 +1,175 @@
+"""What the sans-I/O Echo 2.0 server core and its glue exchange.
+
+:class:`ServerConfig` (the protocol limits), the actions the core returns
+(:class:`Broadcast`, :class:`CreateDuologue`, :class:`SendDuologue`,
+:class:`CloseDuologue`, :class:`RejectImage`, :class:`Event`; their contract is in
+:mod:`.server_core`), why a duologue closed (:class:`CloseReason`) and the read-only
+snapshots (:class:`DuologueInfo`, :class:`ServerStats`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from .sessions import DEFAULT_SESSION_MAX, DEFAULT_SESSION_MIN
+
+__all__ = ["DEFAULT_MAX_IMAGE_TERM_LENGTH", "DEFAULT_REFUSAL_INTERVAL", "Action", "Broadcast", "CloseDuologue",
+           "CloseReason", "CreateDuologue", "DuologueInfo", "Event", "RejectImage", "SendDuologue", "ServerConfig",
+           "ServerStats"]
+#: Largest term length accepted on client images: Aeron's minimum term, which already
+#: holds 8 KiB messages (the protocol's are at most 1 KiB), so a client image costs the
+#: server ~196 KiB of log.  A stock Aeron client publishes with a 16 MiB term (~48 MiB
+#: of log): it is refused with ``ERROR server full`` unless it sets ``term-length``
+#: (Java: ``-Daeron.term.buffer.length=65536``) or the server raises this cap.
+DEFAULT_MAX_IMAGE_TERM_LENGTH = 64 * 1024
+#: A refusal repeated to the same initial image within this many seconds is not sent
+#: again (the client acts on the first one; a flood must not become a reply flood).
+DEFAULT_REFUSAL_INTERVAL = 0.5
+
+
+class CloseReason(StrEnum):
+    """Why a duologue was closed (``CloseDuologue.reason``)."""
+
+    CLIENT_GONE = "client_gone"
+    BAD_MESSAGE = "bad_message"
+    SEND_DEADLINE = "send_deadline"
+    EXPIRED = "expired"
+    IDLE = "idle"
+    SHUTDOWN = "shutdown"
+    CREATE_FAILED = "create_failed"
+    BLOCKED = "blocked"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerConfig:
+    """Server limits.  Times are seconds; sizes are bytes."""
+
+    max_clients: int
+    clients_base_port: int
+    max_per_ip: int = 3
+    expiry: float = 10.0
+    idle_timeout: float | None = None
+    max_message: int = 1024
+    ipv6_prefix: int = 64
+    max_image_term_length: int = DEFAULT_MAX_IMAGE_TERM_LENGTH
+    is_blocked: Callable[[str], str | None] | None = None
+    session_min: int = DEFAULT_SESSION_MIN
+    session_max: int = DEFAULT_SESSION_MAX
+    refusal_interval: float = DEFAULT_REFUSAL_INTERVAL
+    log_interval: float = 10.0
+
+    def __post_init__(self) -> None:
+        positive_ints = ("max_clients", "max_per_ip", "max_message", "max_image_term_length")
+        for name in positive_ints:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"ServerConfig.{name} must be an int >= 1, got {value!r}")
+        if not self.refusal_interval >= 0:
+            raise ValueError(f"ServerConfig.refusal_interval must be >= 0 seconds, got {self.refusal_interval!r}")
+        if not self.log_interval > 0:
+            raise ValueError(f"ServerConfig.log_interval must be > 0 seconds, got {self.log_interval!r}")
+        if not self.expiry > 0:
+            raise ValueError(f"ServerConfig.expiry must be > 0 seconds, got {self.expiry!r}")
+        if self.idle_timeout is not None and not self.idle_timeout > 0:
+            raise ValueError(
+                f"ServerConfig.idle_timeout must be None or > 0 seconds, got {self.idle_timeout!r}"
+            )
+
+
+# ------------------------------------------------------------------ actions
+
+
+@dataclass(frozen=True)
+class Broadcast:
+    """Send ``data`` on the all-clients publication (a CONNECT names its duologue)."""
+
+    data: bytes
+    duologue_session: int | None = None
+
+
+@dataclass(frozen=True)
+class CreateDuologue:
+    """Create the duologue publication/subscription for ``session_id``."""
+
+    session_id: int
+    data_port: int
+    control_port: int
+    owner_ip: str
+
+
+@dataclass(frozen=True)
+class SendDuologue:
+    """Send ``data`` on the duologue publication of ``session_id``."""
+
+    session_id: int
+    data: bytes
+
+
+@dataclass(frozen=True)
+class CloseDuologue:
+    """Close (after flushing) the duologue ``session_id``."""
+
+    session_id: int
+    reason: CloseReason
+
+
+@dataclass(frozen=True)
+class RejectImage:
+    """Reject an image; ``session_id`` is None on the all-clients subscription."""
+
+    image_id: int
+    session_id: int | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class Event:
+    """Telemetry record; see the module docstring for the kinds."""
+
+    kind: str
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+Action = Broadcast | CreateDuologue | SendDuologue | CloseDuologue | RejectImage | Event
+
+
+
+# ------------------------------------------------------------------ snapshots
+
+
+@dataclass(frozen=True)
+class DuologueInfo:
+    """Read-only snapshot of one duologue."""
+
+    session_id: int
+    initial_session: int
+    owner_ip: str
+    data_port: int
+    control_port: int
+    created_at: float
+    connected: bool
+    msgs_in: int
+    msgs_out: int
+    bytes_in: int
+    bytes_out: int
+    images: int = 0  # client images on its subscription, served or not (wrong IP)
+
+
+@dataclass(frozen=True)
+class ServerStats:
+    """Read-only snapshot of the core's resources and cumulative counters."""
+
+    duologues: int
+    initial_images: int
+    ports_in_use: int
+    sessions_in_use: int
+    ip_keys: int
+    hellos: int
+    connects: int  # duologues ever created (CONNECTs sent)
+    rejects: Mapping[str, int]
+    closes: Mapping[str, int]
+    refusals_coalesced: int = 0  # refusals not sent again within refusal_interval
+    ports_retired: int = 0  # taken out of service (see retire_port)

@@ -1,0 +1,429 @@
+// PollSet: many subscriptions and images polled by one call. See poll_set.hpp.
+//
+// A poll runs in three phases, all with the GIL held:
+//  A. drop entries whose subscription, image or client was closed (their references are
+//     dropped at the end, when nothing iterates the set), and refuse a poll of a
+//     subscription that is being polled already (Subscription.poll's contract);
+//  B. per entry one aeron_subscription_controlled_poll / aeron_image_controlled_poll through
+//     the entry's reassembler into `collect`, which copies into C++ storage: no Python
+//     object is made and no Python code can run, so nothing can close or change the set
+//     under the C client;
+//  C. build the list of (key, session_id, bytes). Python may run here (GC, finalizers): the
+//     keys are held by strong references, a second poll of the set raises RuntimeError, and
+//     add/remove/clear are safe (phase C no longer looks at the entries).
+#include "poll_set.hpp"
+
+#include "fastcall.hpp"
+#include "image.hpp"
+#include "poll.hpp"
+
+#include <algorithm>
+
+namespace aeron_py {
+
+namespace {
+
+// The C fragment handler (behind each entry's aeron_controlled_fragment_assembler_t).
+aeron_controlled_fragment_handler_action_t collect(void *clientd, const uint8_t *buffer, size_t length,
+                                                   aeron_header_t *header) noexcept {
+    auto *entry = static_cast<PollSetEntry *>(clientd);
+    PollSetBatch &batch = *entry->batch;
+    if (batch.out_of_memory) return AERON_ACTION_ABORT;
+    int32_t session_id = entry->image_session_id;
+    if (!entry->image) {
+        aeron_header_values_t values;
+        if (aeron_header_values(header, &values) == 0) session_id = values.frame.session_id;
+    }
+    try {
+        if (!entry->delivered) {
+            batch.keys.push_back(entry->key.ptr());  // borrowed until phase C takes a reference
+            entry->key_slot = static_cast<uint32_t>(batch.keys.size() - 1);
+            entry->delivered = true;
+        }
+        const size_t offset = batch.data.size();
+        batch.data.insert(batch.data.end(), buffer, buffer + length);
+        batch.messages.push_back({offset, length, session_id, entry->key_slot});
+    } catch (...) {  // std::bad_alloc: nothing may cross the C frame; poll raises MemoryError
+        batch.out_of_memory = true;
+        return AERON_ACTION_ABORT;
+    }
+    return batch.messages.size() >= batch.max_messages ? AERON_ACTION_BREAK : AERON_ACTION_CONTINUE;
+}
+
+// Resets a flag when a scope ends (also by exception).
+struct FlagGuard {
+    explicit FlagGuard(bool &flag) : flag_(flag) { flag_ = true; }
+    ~FlagGuard() { flag_ = false; }
+    bool &flag_;
+};
+
+// Drops the references of each taken entry; runs Python (finalizers) so only once nothing
+// iterates the set. Keeps a pending exception intact.
+void bury(std::vector<std::unique_ptr<PollSetEntry>> &graveyard) noexcept {
+    if (graveyard.empty()) return;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    graveyard.clear();
+    PyErr_Restore(type, value, tb);
+}
+
+constexpr size_t kKeepDataCapacity = size_t{1} << 20;  // bytes kept between polls
+constexpr size_t kKeepMessageCapacity = 1 << 14;
+
+}  // namespace
+
+PollSetEntry::PollSetEntry(py::object owner_, py::object key_, std::shared_ptr<SubState> sub_,
+                           std::shared_ptr<ImageHandle> image_, int32_t image_session_id_)
+    : owner(std::move(owner_)), key(std::move(key_)), sub(std::move(sub_)), image(std::move(image_)),
+      image_session_id(image_session_id_) {
+    if (aeron_controlled_fragment_assembler_create(&assembler, collect, this) < 0)
+        throw_aeron_error("aeron_controlled_fragment_assembler_create");
+}
+
+PollSetEntry::~PollSetEntry() {
+    if (assembler != nullptr) aeron_controlled_fragment_assembler_delete(assembler);
+    if (!python_alive()) {  // Python objects must not be touched while the interpreter finalizes
+        owner.release();
+        key.release();
+    }
+}
+
+void PollSet::add(py::object owner, py::object key) {
+    if (index_.count(owner.ptr()) > 0)
+        throw py::value_error("PollSet.add: this " + std::string(Py_TYPE(owner.ptr())->tp_name) +
+                              " is already in the set");
+    std::shared_ptr<SubState> sub;
+    std::shared_ptr<ImageHandle> image;
+    int32_t session_id = 0;
+    if (subscription_state(owner.ptr(), sub)) {
+        sub->check_open();
+    } else if (PyObject_TypeCheck(owner.ptr(), fast::type_of<Image>())) {
+        auto *live = owner.cast<Image *>();
+        live->live();  // raises for a callback snapshot, a released image or a closed subscription
+        sub = live->sub_state();
+        image = live->handle();
+        session_id = live->constants().session_id;
+    } else {
+        throw py::type_error("PollSet.add: expected a Subscription or an Image, got " +
+                             std::string(Py_TYPE(owner.ptr())->tp_name));
+    }
+    auto entry = std::make_unique<PollSetEntry>(owner, std::move(key), std::move(sub), std::move(image), session_id);
+    entries_.reserve(entries_.size() + 1);
+    index_.emplace(owner.ptr(), entries_.size());
+    entries_.push_back(std::move(entry));  // cannot throw after the reserve
+}
+
+std::unique_ptr<PollSetEntry> PollSet::take_at(size_t index) {
+    std::unique_ptr<PollSetEntry> taken = std::move(entries_[index]);
+    index_.erase(taken->owner.ptr());
+    if (index + 1 != entries_.size()) {
+        entries_[index] = std::move(entries_.back());
+        index_.find(entries_[index]->owner.ptr())->second = index;
+    }
+    entries_.pop_back();
+    return taken;
+}
+
+bool PollSet::remove(py::handle owner) {
+    const auto found = index_.find(owner.ptr());
+    if (found == index_.end()) return false;
+    std::unique_ptr<PollSetEntry> taken = take_at(found->second);
+    taken.reset();  // may run finalizers: the set is consistent again
+    return true;
+}
+
+void PollSet::clear() {
+    std::vector<std::unique_ptr<PollSetEntry>> taken = std::move(entries_);
+    entries_.clear();
+    index_.clear();
+    cursor_ = 0;
+}
+
+int PollSet::traverse(visitproc visit, void *arg) const noexcept {
+    for (const auto &entry : entries_) {
+        Py_VISIT(entry->owner.ptr());
+        Py_VISIT(entry->key.ptr());
+    }
+    return 0;
+}
+
+void PollSet::drop_dead(std::vector<std::unique_ptr<PollSetEntry>> &graveyard) {
+    for (size_t i = 0; i < entries_.size();) {
+        if (entries_[i]->dead()) {
+            graveyard.push_back(take_at(i));  // the last entry moved to i: look at i again
+        } else {
+            i++;
+        }
+    }
+}
+
+PyObject *PollSet::poll(long fragment_limit, size_t max_messages) {
+    if (polling_) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "PollSet.poll: this set is already being polled (a poll from another thread, or from a "
+                        "finalizer run by the poll)");
+        return nullptr;
+    }
+    std::vector<std::unique_ptr<PollSetEntry>> graveyard;
+    PyObject *result = nullptr;
+    {
+        FlagGuard guard(polling_);
+        // Phase A.
+        drop_dead(graveyard);
+        for (const auto &entry : entries_) {
+            if (entry->sub->polling > 0) {
+                bury(graveyard);
+                throw_reentrant_poll("PollSet.poll");
+            }
+        }
+        // Phase B.
+        PollSetBatch &batch = batch_;
+        batch.data.clear();
+        batch.messages.clear();
+        batch.keys.clear();
+        batch.max_messages = max_messages;
+        batch.out_of_memory = false;
+        const size_t count = entries_.size();
+        const size_t limit = static_cast<size_t>(fragment_limit);
+        const size_t start = cursor_ < count ? cursor_ : 0;
+        const char *failed_call = nullptr;
+        for (size_t k = 0; k < count && max_messages > 0; k++) {
+            const size_t i = start + k < count ? start + k : start + k - count;
+            PollSetEntry &entry = *entries_[i];
+            SubState &sub = *entry.sub;
+            entry.batch = &batch;
+            entry.delivered = false;
+            sub.polling++;
+            sub.client->polling++;
+            const int rc = entry.image
+                               ? aeron_image_controlled_poll(entry.image->image, aeron_controlled_fragment_assembler_handler,
+                                                             entry.assembler, limit)
+                               : aeron_subscription_controlled_poll(
+                                     sub.subscription, aeron_controlled_fragment_assembler_handler, entry.assembler, limit);
+            sub.polling--;
+            sub.client->polling--;
+            entry.batch = nullptr;
+            if (rc < 0) {
+                failed_call = entry.image ? "aeron_image_controlled_poll" : "aeron_subscription_controlled_poll";
+                break;
+            }
+            if (batch.out_of_memory) break;
+            if (batch.messages.size() >= max_messages) {
+                cursor_ = i + 1;  // the next capped poll starts after the entry that filled this one
+                break;
+            }
+        }
+        // No Python ran since phase A, so no close can have been deferred by these polls.
+        if (failed_call != nullptr) {
+            const std::string message = std::string(failed_call) + ": " + aeron_errmsg();
+            const int errcode = aeron_errcode();
+            bury(graveyard);
+            throw AeronCallError(message, errcode);
+        }
+        if (batch.out_of_memory) {
+            PyErr_NoMemory();
+        } else {
+            // Phase C.
+            for (PyObject *key : batch.keys) Py_INCREF(key);
+            result = PyList_New(static_cast<Py_ssize_t>(batch.messages.size()));
+            for (size_t j = 0; result != nullptr && j < batch.messages.size(); j++) {
+                const PollSetBatch::Message &message = batch.messages[j];
+                PyObject *item = PyTuple_New(3);
+                PyObject *session = PyLong_FromLong(message.session_id);
+                PyObject *data = PyBytes_FromStringAndSize(
+                    reinterpret_cast<const char *>(batch.data.data() + message.offset),
+                    static_cast<Py_ssize_t>(message.length));
+                if (item == nullptr || session == nullptr || data == nullptr) {
+                    Py_XDECREF(item);
+                    Py_XDECREF(session);
+                    Py_XDECREF(data);
+                    Py_CLEAR(result);
+                    break;
+                }
+                PyObject *key = batch.keys[message.key_slot];
+                Py_INCREF(key);
+                PyTuple_SET_ITEM(item, 0, key);
+                PyTuple_SET_ITEM(item, 1, session);
+                PyTuple_SET_ITEM(item, 2, data);
+                PyList_SET_ITEM(result, static_cast<Py_ssize_t>(j), item);
+            }
+            for (PyObject *key : batch.keys) Py_DECREF(key);
+        }
+        batch.keys.clear();
+        batch.messages.clear();
+        if (batch.data.capacity() > kKeepDataCapacity) std::vector<uint8_t>().swap(batch.data);
+        if (batch.messages.capacity() > kKeepMessageCapacity) std::vector<PollSetBatch::Message>().swap(batch.messages);
+        batch.data.clear();
+    }
+    bury(graveyard);
+    return result;
+}
+
+namespace {
+
+struct EndOfStreamWalk {
+    PollSetEntry *entry;
+    std::vector<std::pair<PyObject *, int32_t>> *found;
+    bool out_of_memory = false;
+};
+
+// aeron_subscription_for_each_image visitor (the image is retained during the call).
+void visit_image(aeron_image_t *image, void *clientd) noexcept {
+    auto *walk = static_cast<EndOfStreamWalk *>(clientd);
+    aeron_image_constants_t constants{};
+    if (aeron_image_constants(image, &constants) < 0) return;
+    auto &reported = walk->entry->eos_reported;
+    for (auto &item : reported) {
+        if (item.first == constants.correlation_id) {
+            item.second = true;  // still listed: keep it so it is not reported again
+            return;
+        }
+    }
+    if (!aeron_image_is_end_of_stream(image)) return;
+    try {
+        reported.emplace_back(constants.correlation_id, true);
+        walk->found->emplace_back(walk->entry->key.ptr(), constants.session_id);
+    } catch (...) {
+        walk->out_of_memory = true;
+    }
+}
+
+}  // namespace
+
+py::list PollSet::end_of_stream() {
+    std::vector<std::unique_ptr<PollSetEntry>> graveyard;
+    drop_dead(graveyard);
+    std::vector<std::pair<PyObject *, int32_t>> found;  // borrowed keys: no Python runs in the walk
+    bool out_of_memory = false;
+    for (const auto &owned : entries_) {
+        PollSetEntry &entry = *owned;
+        if (entry.image) {
+            if (!entry.image_eos_reported && aeron_image_is_end_of_stream(entry.image->image)) {
+                found.emplace_back(entry.key.ptr(), entry.image_session_id);
+                entry.image_eos_reported = true;
+            }
+            continue;
+        }
+        for (auto &item : entry.eos_reported) item.second = false;
+        EndOfStreamWalk walk{&entry, &found};
+        aeron_subscription_for_each_image(entry.sub->subscription, visit_image, &walk);
+        // Forget images that left the subscription's list.
+        auto &reported = entry.eos_reported;
+        reported.erase(std::remove_if(reported.begin(), reported.end(),
+                                      [](const std::pair<int64_t, bool> &item) { return !item.second; }),
+                       reported.end());
+        out_of_memory = out_of_memory || walk.out_of_memory;
+    }
+    py::list result;
+    {
+        std::vector<py::object> keys;  // strong before anything Python can run
+        keys.reserve(found.size());
+        for (const auto &item : found) keys.push_back(py::reinterpret_borrow<py::object>(item.first));
+        for (size_t j = 0; j < found.size(); j++) result.append(py::make_tuple(keys[j], found[j].second));
+    }
+    bury(graveyard);
+    if (out_of_memory) throw std::bad_alloc();
+    return result;
+}
+
+namespace {
+
+// Reads an optional count argument: `fallback` when absent (or None with `none_ok`), else an
+// int in [0, maximum]; false with an error set otherwise.
+bool read_count(PyObject *value, const char *name, long fallback, long maximum, bool none_ok, long &out) {
+    if (value == nullptr || (none_ok && value == Py_None)) {
+        out = fallback;
+        return true;
+    }
+    if (!PyLong_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "PollSet.poll(): %s must be an int, not %s", name, Py_TYPE(value)->tp_name);
+        return false;
+    }
+    int overflow = 0;
+    const long parsed = PyLong_AsLongAndOverflow(value, &overflow);
+    if (parsed == -1 && PyErr_Occurred()) return false;
+    if (overflow != 0 || parsed < 0 || parsed > maximum) {
+        PyErr_Format(PyExc_ValueError, "PollSet.poll(): %s must be between 0 and %ld, got %R", name, maximum, value);
+        return false;
+    }
+    out = parsed;
+    return true;
+}
+
+// A raw METH_FASTCALL method (fastcall.hpp): poll is called once per loop pass of a server
+// holding thousands of subscriptions, and pybind11's dispatch would cost more than polling
+// an idle set of a few entries.
+PyObject *fast_poll(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    AERON_PY_FAST_BEGIN
+    PollSet *set = fast::self_as<PollSet>(self);
+    if (set == nullptr) return nullptr;
+    static const char *const names[] = {"fragment_limit", "max_messages"};
+    fast::FastArgs<2> parsed("PollSet.poll", names);
+    if (!parsed.parse(args, nargs, kwnames, 0)) return nullptr;
+    long limit = 0, max_messages = 0;
+    if (!read_count(parsed.get(0), "fragment_limit", 10, INT32_MAX, false, limit) ||
+        !read_count(parsed.get(1), "max_messages", -1, INT32_MAX, true, max_messages))
+        return nullptr;
+    py::object keep = py::reinterpret_borrow<py::object>(self);
+    return set->poll(limit, max_messages < 0 ? SIZE_MAX : static_cast<size_t>(max_messages));
+    AERON_PY_FAST_END
+}
+
+PyMethodDef poll_def = {
+    "poll", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&fast_poll)), METH_FASTCALL | METH_KEYWORDS,
+    "poll($self, /, fragment_limit=10, max_messages=None)\n--\n\n"
+    "Polls every entry once (aeron_subscription_controlled_poll / aeron_image_controlled_poll through an "
+    "aeron_controlled_fragment_assembler_t each: messages are reassembled), up to fragment_limit fragments per "
+    "entry, and returns the messages as a list of (key, session_id, bytes) in delivery order ([] when nothing "
+    "arrived). With max_messages, stops once that many were collected; the next poll then starts after the entry "
+    "that filled it. Entries whose subscription, image or client was closed are dropped first."};
+
+}  // namespace
+
+// A set holds arbitrary keys, which may refer back to it: the set takes part in the cycle
+// collector (tp_traverse visits every owner and key; tp_clear empties the set).
+PollSet *poll_set_of(PyObject *self) noexcept {
+    if (!py::detail::is_holder_constructed(self)) return nullptr;
+    try {
+        return py::handle(self).cast<PollSet *>();
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+int traverse(PyObject *self, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE(self));  // instances of a heap type own a reference to it
+    PollSet *set = poll_set_of(self);
+    return set == nullptr ? 0 : set->traverse(visit, arg);
+}
+
+int clear_references(PyObject *self) {
+    if (PollSet *set = poll_set_of(self)) set->clear();
+    return 0;
+}
+
+void init_poll_set(py::module_ &m) {
+    py::class_<PollSet> cls(m, "PollSet",
+                            "Many subscriptions and images polled by one call (not thread-safe; see aeron_py.PollSet).",
+                            py::custom_type_setup([](PyHeapTypeObject *heap_type) {
+                                auto *type = &heap_type->ht_type;
+                                type->tp_flags |= Py_TPFLAGS_HAVE_GC;
+                                type->tp_traverse = traverse;
+                                type->tp_clear = clear_references;
+                            }));
+    cls.def(py::init<>())
+        .def("add", &PollSet::add, py::arg("owner"), py::arg("key"),
+             "Adds a Subscription or a live Image with its key (both held by strong references). ValueError if "
+             "already in the set, TypeError for anything else, AeronError if closed.")
+        .def("remove", &PollSet::remove, py::arg("owner"), "Removes an entry; False if it is not in the set.")
+        .def("clear", &PollSet::clear, "Removes every entry.")
+        .def("end_of_stream", &PollSet::end_of_stream,
+             "(key, session_id) of each image that reached its end of stream since the last call "
+             "(aeron_image_is_end_of_stream; a subscription's images are walked with "
+             "aeron_subscription_for_each_image), each reported once.")
+        .def("__len__", &PollSet::size)
+        .def("__contains__", &PollSet::contains, py::arg("owner"));
+    fast::add_method(cls, &poll_def);
+}
+
+}  // namespace aeron_py
