@@ -18,10 +18,13 @@ complete files (:mod:`aeron_py.telemetry.writer`) with the explicit
 
 Each query keeps its offsets and state under ``checkpoint/<query>``; both sinks are
 idempotent per batch id, so a restart after ``kill -9`` neither loses nor double-counts.
+``checkpoint/status.json`` shows each query's last progress (batch id, input rows,
+rows per second, durations) for operators and the benchmark.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Callable
@@ -35,7 +38,7 @@ from pyspark.sql.streaming.query import StreamingQuery
 
 from aeron_py.analytics.rules import AbuseRules, with_client_key
 from aeron_py.analytics.schema import CORRUPT_COLUMN, EVENT_SCHEMA, STATUS_OK, analysed
-from aeron_py.analytics.stream_sinks import LEDGER_NAME, BlocklistSink, CountSink
+from aeron_py.analytics.stream_sinks import LEDGER_NAME, BlocklistSink, CountSink, write_json_atomically
 
 __all__ = ["StreamConfig", "judged_windows", "read_event_stream", "start_queries", "run_stream"]
 
@@ -78,6 +81,11 @@ class StreamConfig:
     def counts(self) -> Path:
         """Where the per-batch count files go."""
         return self.counts_dir or self.checkpoint / "batch_counts"
+
+    @property
+    def status(self) -> Path:
+        """``status.json``: each query's last progress (batch id, rows, durations)."""
+        return self.checkpoint / "status.json"
 
     @property
     def ledger(self) -> Path:
@@ -159,6 +167,27 @@ def start_queries(
     return queries
 
 
+def _progress(query: StreamingQuery) -> dict[str, Any] | None:
+    """The query's last progress report as a plain dict (the parts an operator needs)."""
+    progress = query.lastProgress
+    if progress is None:
+        return None
+    data = json.loads(progress.json)
+    keep = ("batchId", "timestamp", "numInputRows", "inputRowsPerSecond", "processedRowsPerSecond",
+            "durationMs", "eventTime")
+    return {k: data[k] for k in keep if k in data}
+
+
+def _write_status(config: StreamConfig, queries: list[StreamingQuery], reported: dict[str, Any]) -> None:
+    """Rewrite ``checkpoint/status.json`` when a query reported a new batch."""
+    status = {q.name: _progress(q) for q in queries}
+    if status == reported:
+        return
+    reported.clear()
+    reported.update(status)
+    write_json_atomically(config.status, {"queries": status, "blocklist": str(config.blocklist)})
+
+
 def run_stream(spark: SparkSession, config: StreamConfig, stop: threading.Event) -> None:
     """Run both queries until ``stop`` is set (or, with ``available_now``, the input is done).
 
@@ -169,6 +198,7 @@ def run_stream(spark: SparkSession, config: StreamConfig, stop: threading.Event)
     spark.conf.set("spark.sql.shuffle.partitions", "2")
     spark.conf.set("spark.sql.streaming.minBatchesToRetain", "20")
     queries = start_queries(spark, config)
+    reported: dict[str, Any] = {}
     try:
         while not stop.is_set():
             if all(not q.isActive for q in queries):
@@ -177,6 +207,7 @@ def run_stream(spark: SparkSession, config: StreamConfig, stop: threading.Event)
                 error = query.exception()
                 if error is not None:
                     raise error
+            _write_status(config, queries, reported)
             stop.wait(0.5)
     finally:
         for query in queries:
