@@ -33,6 +33,7 @@ from pyspark.sql import functions as F
 from aeron_py.analytics.job import update_blocklist
 from aeron_py.analytics.rules import AbuseRules, apply_rules
 from aeron_py.analytics.schema import STATUS_OK
+from aeron_py.blocklist import Blocklist, parse_network
 
 __all__ = [
     "BatchCounts",
@@ -131,6 +132,7 @@ class BlocklistSink:
             now = self.clock()
             write_json_atomically(self.ledger, {**ledger, "pending": {"batch": batch_id, "now": now}})
         stats: dict[str, Any] = {"added": 0, "extended": 0, "flagged": len(flagged)}
+        flagged = self._not_fresh(flagged, now)
         if flagged:
             stats |= update_blocklist(self.blocklist, flagged, now, self.ttl)
             log.warning(
@@ -142,6 +144,30 @@ class BlocklistSink:
         if self.on_merge is not None:
             self.on_merge(batch_id, stats)
         return stats
+
+    def _not_fresh(self, flagged: list[dict[str, Any]], now: float) -> list[dict[str, Any]]:
+        """The rows whose key is not listed already with at least half its lifetime left.
+
+        A key flagged again and again while its flood is still being counted does not
+        rewrite the server's file every batch (each rewrite is a reload there).
+        """
+        if not flagged or not self.blocklist.exists():
+            return flagged
+        horizon = None if self.ttl == 0 else now + self.ttl / 2
+        fresh = set()
+        for entry in Blocklist.load(self.blocklist):
+            if entry.expires is None or (horizon is not None and entry.expires > horizon):
+                fresh.add(entry.network)
+        kept = []
+        for row in flagged:
+            try:
+                network = parse_network(row["key"])
+            except ValueError:
+                kept.append(row)  # update_blocklist reports it
+                continue
+            if network not in fresh:
+                kept.append(row)
+        return kept
 
     def _flagged(self, batch: DataFrame) -> list[dict[str, Any]]:
         """One row per flagged key (its window with the most HELLOs), at most the cap."""

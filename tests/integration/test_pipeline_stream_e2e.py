@@ -22,7 +22,7 @@ from aeron_py.telemetry import read_events
 from conftest import free_udp_port, wait_until
 from processes import ChildProcess
 
-pytestmark = [pytest.mark.timeout(600), pytest.mark.integration, pytest.mark.spark]
+pytestmark = [pytest.mark.timeout(900), pytest.mark.integration, pytest.mark.spark]
 
 HOSTILE, LEGIT = "127.0.0.9", ("127.0.0.2", "127.0.0.3")
 REFUSAL_DEADLINE_S = 120.0  # generous: a loaded 2-core CI machine (the benchmark measures the real figure)
@@ -122,7 +122,7 @@ def test_stream_blocks_a_flood_by_itself_and_counts_every_event_once(tmp_path: P
         wait_until(lambda: _lines_counted(counts)[0] >= written or not job.alive(), 300,
                    "the restarted job to read everything", step=0.5)
         assert _lines_counted(counts) == (written, written), job.tail()
-        job.proc.send_signal(signal.SIGTERM)
+        job.proc.send_signal(signal.SIGINT)  # Ctrl-C: queries stopped, clean exit
         assert job.proc.wait(timeout=120) == 0, job.tail()
     finally:
         if job.alive():
