@@ -51,6 +51,8 @@ LEDGER_NAME = "blocklist-ledger.json"
 #: A batch merges at most this many keys into the blocklist (the rest wait for the next
 #: batches): bounds what is collected to the driver.
 MAX_FLAGGED_PER_BATCH = 10_000
+#: At most this many flagged (window, key) rows are collected per batch.
+MAX_WINDOW_ROWS_PER_BATCH = 100_000
 
 
 def write_json_atomically(path: Path, data: dict[str, Any]) -> None:
@@ -170,16 +172,24 @@ class BlocklistSink:
         return kept
 
     def _flagged(self, batch: DataFrame) -> list[dict[str, Any]]:
-        """One row per flagged key (its window with the most HELLOs), at most the cap."""
-        judged = apply_rules(with_rates(batch), self.rules).filter(F.col("verdict") == "block")
-        worst = (
-            judged.groupBy("key")
-            .agg(F.max_by(F.struct("evidence", "rules_fired", "hellos"), F.col("hellos")).alias("w"))
-            .select("key", "w.evidence", "w.rules_fired", "w.hellos")
-            .orderBy(F.desc("hellos"), "key")
-            .limit(MAX_FLAGGED_PER_BATCH + 1)
+        """One row per flagged key (its window with the most HELLOs), at most the cap.
+
+        One Spark job, no shuffle: a batch holds at most a few windows per updated key,
+        so the per-key choice is made here, over a bounded number of rows.
+        """
+        judged = (
+            apply_rules(with_rates(batch), self.rules)
+            .filter(F.col("verdict") == "block")
+            .select("key", "evidence", "rules_fired", "hellos")
+            .limit(MAX_WINDOW_ROWS_PER_BATCH)
         )
-        rows = [row.asDict(recursive=True) for row in worst.collect()]
+        worst: dict[str, dict[str, Any]] = {}
+        for row in judged.collect():
+            data = row.asDict(recursive=True)
+            kept = worst.get(data["key"])
+            if kept is None or data["hellos"] > kept["hellos"]:
+                worst[data["key"]] = data
+        rows = sorted(worst.values(), key=lambda r: (-r["hellos"], r["key"]))
         if len(rows) > MAX_FLAGGED_PER_BATCH:
             log.warning("more than %d keys flagged in one batch: the rest wait for the next batches",
                         MAX_FLAGGED_PER_BATCH)
