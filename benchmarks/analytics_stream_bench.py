@@ -5,7 +5,7 @@
 All real, on loopback: ``python -m aeron_py.echo_server --events DIR --blocklist FILE``
 and ``python -m aeron_py.analytics DIR --follow --blocklist FILE --master local[2]``.
 
-1. **Time to block**: ``--runs`` times, a fresh attacker address (127.0.0.20, .21, ...)
+1. **Time to block**: after ``--warmup`` untimed attacks, ``--runs`` times, a fresh attacker address (127.0.0.20, .21, ...)
    floods HELLOs (:class:`aeron_py.echo.flood.HelloFlood`). Measured from the server's own
    telemetry (one clock): the ``ts`` of the first ``hello`` from the attacker to the ``ts``
    of the ``blocklist_reload`` that put it on the list (from then on the server's endpoint
@@ -153,6 +153,9 @@ def plot(results: dict[str, Any], path: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5, help="attacks timed (default 5)")
+    parser.add_argument("--warmup", type=int, default=1,
+                        help="attacks before the timed ones, reported apart (default 1): a defence runs "
+                             "continuously, its first batches with data pay Spark's planning and code generation")
     parser.add_argument("--rates", type=int, nargs="*", default=[1000, 3000, 10000, 30000],
                         help="events/s phases for the sustained-rate test (default 1000 3000 10000 30000)")
     parser.add_argument("--phase-seconds", type=float, default=20.0, help="length of one rate phase (default 20)")
@@ -187,6 +190,12 @@ def main(argv: list[str] | None = None) -> int:
         if job.proc.poll() is not None:
             raise BenchError(f"stream job exited: {job.stderr_tail()}")
         print("stream is following; timing attacks", flush=True)
+        warmup = []
+        for n in range(args.warmup):  # the stream's first batches with data compile and plan
+            run = time_to_block(events, blocklist, port, control, f"127.0.0.{19 - n}", args.block_deadline)
+            print(f"  warm-up {run['attacker']}: refused {run['seconds']:.1f} s after its first HELLO", flush=True)
+            warmup.append(run)
+        results["warmup"] = warmup
         runs = []
         for n in range(args.runs):
             run = time_to_block(events, blocklist, port, control, f"127.0.0.{20 + n}", args.block_deadline)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -113,10 +114,18 @@ class BlocklistSink:
         return int(_read_json(self.ledger).get("last_batch", -1))
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
-        if batch_id <= self.last_applied():
-            log.info("batch %d already merged into the blocklist: skipped", batch_id)
-            return
-        self.merge(batch_id, self._flagged(batch))
+        # Always run the batch to the end, even when it is a replay to skip: the window
+        # state of this batch is committed only when the stateful plan is fully executed
+        # (Spark fails the query if a batch leaves a state store uncommitted).
+        batch.persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            rows = batch.count()
+            if batch_id <= self.last_applied():
+                log.info("batch %d already merged into the blocklist: skipped", batch_id)
+                return
+            self.merge(batch_id, self._flagged(batch) if rows else [])
+        finally:
+            batch.unpersist()
 
     def merge(self, batch_id: int, flagged: list[dict[str, Any]]) -> dict[str, Any] | None:
         """Merge ``flagged`` rows (``key``, ``evidence``) as batch ``batch_id``, once.

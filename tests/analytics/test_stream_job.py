@@ -96,6 +96,19 @@ class Scenario:
     written: int
     exit_code: int
     log: str
+    replayed: dict[str, int | None]
+    blocklist_unchanged_by_restart: bool
+    full_log: str
+
+
+def _forget_last_commit(query_checkpoint: Path) -> int | None:
+    """Delete the commit record of the query's last batch; return that batch id."""
+    commits = [p for p in (query_checkpoint / "commits").iterdir() if p.name.isdigit()]
+    if not commits:
+        return None
+    last = max(commits, key=lambda p: int(p.name))
+    last.unlink()
+    return int(last.name)
 
 
 @pytest.fixture(scope="module")
@@ -116,11 +129,16 @@ def scenario(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scenario]:
         written += write_traffic(events, flood_hellos=5, legit_rounds=10, start_session=1000)
         job.kill_group()
         written += write_traffic(events, flood_hellos=0, legit_rounds=10, start_session=2000)
+        # Make the restart replay each query's last completed batch for sure, as if the
+        # kill had come between the sink and Spark's commit of the batch.
+        replayed = {name: _forget_last_commit(checkpoint / name) for name in ("verdicts", "counts")}
+        listed_before = _state(blocklist)
         job = StreamProcess(args, log)
         wait_until(lambda: read_batch_counts(counts).ok >= written or not job.alive(), 240,
                    "the restarted job to catch up", step=0.5)
         code = job.stop()
-        yield Scenario(events, blocklist, counts, written, code, job.tail())
+        yield Scenario(events, blocklist, counts, written, code, job.tail(), replayed,
+                       listed_before == _state(blocklist), log.read_text(errors="replace"))
     finally:
         if job.alive():
             job.kill_group()
@@ -145,6 +163,16 @@ def test_kill_and_restart_neither_loses_nor_double_counts(scenario: Scenario) ->
     assert totals.ok == totals.lines == scenario.written, (totals, scenario.log)
     assert totals.by_kind["hello"] == 65 + 24 * len(LEGIT)
     assert scenario.exit_code == 0, scenario.log  # SIGTERM: queries stopped, clean exit
+
+
+@pytest.mark.spark
+@pytest.mark.timeout(900)
+def test_a_batch_replayed_by_spark_changes_nothing(scenario: Scenario) -> None:
+    """The restart re-ran both queries' last batches: the blocklist merge skipped its
+    replay (the file is the same file, byte for byte) and the counts were not doubled."""
+    assert scenario.replayed["verdicts"] is not None and scenario.replayed["counts"] is not None
+    assert "already merged into the blocklist: skipped" in scenario.full_log, scenario.log
+    assert scenario.blocklist_unchanged_by_restart
 
 
 # -- idempotent blocklist merge (no Spark) --------------------------------------------
