@@ -108,6 +108,7 @@ def _forget_last_commit(query_checkpoint: Path) -> int | None:
         return None
     last = max(commits, key=lambda p: int(p.name))
     last.unlink()
+    last.with_name(f".{last.name}.crc").unlink(missing_ok=True)  # Hadoop's checksum of it
     return int(last.name)
 
 
