@@ -139,13 +139,15 @@ def main(argv: list[str] | None = None) -> int:
         log.info("%s: stopping the stream", signal.Signals(signum).name)
         stop.set()
 
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
     try:
         spark = build_session(args.master, app_name="aeron_py-analytics-stream", log_level=args.log_level,
                               driver_memory=args.driver_memory, executor_timeout=args.executor_timeout)
     except SparkUnavailable as exc:
         return fail(EXIT_SPARK, str(exc))
+    # After Spark starts: SparkContext installs its own SIGINT handler (cancel jobs, raise
+    # KeyboardInterrupt); a signal here stops the queries between batches instead.
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
     try:
         log.info("following %s -> %s (checkpoint %s)", config.events_dir, config.blocklist, config.checkpoint)
         run_stream(spark, config, stop)

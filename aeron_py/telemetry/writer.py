@@ -19,9 +19,13 @@ the same directory publishes *orphaned* temporary files (no lock held: their wri
 died) after cutting off a torn last line, so a crash loses at most that line.
 
 Retention: with ``max_files`` and/or ``max_total_bytes`` the writer deletes its own
-oldest published files when it starts a new file, so one writer never holds more than
-``max_files`` files (the one being written included) nor (beyond the current file's last
-line) ``max_total_bytes`` bytes; :attr:`EventWriter.deleted_files` and
+oldest published files when it starts a new file. The byte cap is strict: one writer
+never holds (beyond the current file's last line) more than ``max_total_bytes`` bytes,
+which is what keeps a flood from filling a disk. The file cap deletes only files
+published at least ``count_cap_min_age`` seconds ago (default 120 s), so time rotation
+never deletes data a reader (the streaming job, a batch job) has just listed: one writer
+holds at most ``max_files`` files plus those published in the last ``count_cap_min_age``
+seconds (at most one per ``rotate_seconds``); :attr:`EventWriter.deleted_files` and
 :attr:`EventWriter.deleted_bytes` count what retention threw away.
 """
 
@@ -53,6 +57,8 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 DEFAULT_ROTATE_SECONDS = 2.0
+#: ``max_files`` deletes only files published at least this long ago (seconds).
+DEFAULT_COUNT_CAP_MIN_AGE = 120.0
 TEMP_SUFFIX = ".tmp"
 _MAX_NAME_ATTEMPTS = 10_000
 
@@ -146,6 +152,7 @@ class EventWriter:
         max_files: int | None = None,
         max_total_bytes: int | None = None,
         rotate_seconds: float | None = DEFAULT_ROTATE_SECONDS,
+        count_cap_min_age: float = DEFAULT_COUNT_CAP_MIN_AGE,
     ) -> None:
         if max_bytes < 1:
             raise ValueError(f"max_bytes must be positive, got {max_bytes}")
@@ -177,6 +184,8 @@ class EventWriter:
         self._closed = False
         self._files: list[Path] = []  # published files kept by retention, oldest first
         self._sizes: list[int] = []
+        self._published_at: list[float] = []  # monotonic publish time of each of _files
+        self._count_cap_min_age = count_cap_min_age
         self._max_files = max_files
         self._max_total = max_total_bytes
         self.deleted_files = 0
@@ -321,6 +330,7 @@ class EventWriter:
             handle.close()
         self._files.append(public)
         self._sizes.append(size)
+        self._published_at.append(time.monotonic())
         self.published_files += 1
         log.debug("telemetry file %s published (%d bytes)", public, size)
         return public
@@ -345,11 +355,16 @@ class EventWriter:
         Runs when a new file is started; the new file counts as one file of ``incoming`` bytes.
         """
         while self._files:
-            too_many = self._max_files is not None and len(self._files) + 1 > self._max_files
+            too_many = (
+                self._max_files is not None
+                and len(self._files) + 1 > self._max_files
+                and time.monotonic() - self._published_at[0] >= self._count_cap_min_age
+            )
             too_big = self._max_total is not None and sum(self._sizes) + incoming > self._max_total
             if not (too_many or too_big):
                 return
             path, size = self._files.pop(0), self._sizes.pop(0)
+            self._published_at.pop(0)
             try:
                 path.unlink()
             except FileNotFoundError:

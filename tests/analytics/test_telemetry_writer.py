@@ -32,6 +32,8 @@ EXAMPLES: dict[str, dict] = {
         "msgs_in": 3, "msgs_out": 3, "bytes_in": 63, "bytes_out": 63,
     },
     "blocklist_hit": {"ip": "203.0.113.9", "rule": "203.0.113.0/24"},
+    "blocklist_reload": {"counters": {"version": 2, "entries": 1, "active": 1, "added": 1, "removed": 0,
+                                      "duologues_closed": 0}, "reason": "file_changed"},
     "driver_snapshot": {
         "counters": {"Bytes sent": 10},
         "new_loss": [{
@@ -146,7 +148,8 @@ def test_writer_rotates_by_size(tmp_path: Path) -> None:
 def test_writer_retention_caps_files_and_bytes(tmp_path: Path) -> None:
     line = len(json.dumps(make_event("rtt_sample", ts=1.0, **COMMON, **{**EXAMPLES["rtt_sample"], "seq": 10}),
                           separators=(",", ":"))) + 1  # every seq below has two digits
-    with EventWriter(tmp_path, source="server", server_id="echo-1", max_bytes=2 * line, max_files=3) as writer:
+    with EventWriter(tmp_path, source="server", server_id="echo-1", max_bytes=2 * line, max_files=3,
+                     count_cap_min_age=0) as writer:
         for seq in range(10, 30):
             writer.emit("rtt_sample", ts=1.0, client_ip="2001:db8::1", rtt_us=512, seq=seq)
     files = sorted(tmp_path.glob("*.jsonl"))
@@ -158,6 +161,21 @@ def test_writer_retention_caps_files_and_bytes(tmp_path: Path) -> None:
             capped.emit("rtt_sample", ts=1.0, client_ip="2001:db8::1", rtt_us=512, seq=seq)
     on_disk = sum(p.stat().st_size for p in (tmp_path / "b").glob("*.jsonl"))
     assert on_disk <= 5 * line and capped.deleted_bytes + on_disk == 50 * line
+
+
+def test_the_file_cap_spares_files_a_reader_may_just_have_listed(tmp_path: Path) -> None:
+    line = len(json.dumps(make_event("rtt_sample", ts=1.0, **COMMON, **{**EXAMPLES["rtt_sample"], "seq": 10}),
+                          separators=(",", ":"))) + 1
+    with EventWriter(tmp_path, source="server", server_id="echo-1", max_bytes=2 * line, max_files=2,
+                     max_total_bytes=100 * line) as writer:
+        for seq in range(10, 30):
+            writer.emit("rtt_sample", ts=1.0, client_ip="2001:db8::1", rtt_us=512, seq=seq)
+    assert writer.deleted_files == 0 and len(_lines(tmp_path)) == 20  # all young: the file cap waits
+    with EventWriter(tmp_path / "b", source="server", server_id="echo-1", max_bytes=2 * line, max_files=2,
+                     max_total_bytes=5 * line) as capped:
+        for seq in range(10, 30):
+            capped.emit("rtt_sample", ts=1.0, client_ip="2001:db8::1", rtt_us=512, seq=seq)
+    assert len(_lines(tmp_path / "b")) <= 6 and capped.deleted_files > 0  # the byte cap never waits
 
 
 def test_writer_retention_arguments_are_checked(tmp_path: Path) -> None:
