@@ -84,10 +84,11 @@ def test_stream_blocks_a_flood_by_itself_and_counts_every_event_once(tmp_path: P
                   "--events-max-files", "10000", "--snapshot-interval", "2", "--expiry", "2"]
     job_args = [str(events), "--follow", "--blocklist", str(blocklist), "--checkpoint", str(checkpoint),
                 "--master", "local[2]", "--trigger", "1s", "--driver-memory", "768m"]
-    job = StreamJob(job_args, tmp_path / "stream.log")
+    job: StreamJob | None = None
     try:
         with ChildProcess(server_cmd, stop_timeout=30) as server:
             server.wait_for_line("READY", timeout=60)
+            job = StreamJob(job_args, tmp_path / "stream.log")  # the server has made the events directory
             for ip in LEGIT:
                 done = echo_client(tmp_path, port, control, ip)
                 assert done.returncode == 0, done.stdout + done.stderr
@@ -125,5 +126,5 @@ def test_stream_blocks_a_flood_by_itself_and_counts_every_event_once(tmp_path: P
         job.proc.send_signal(signal.SIGINT)  # Ctrl-C: queries stopped, clean exit
         assert job.proc.wait(timeout=120) == 0, job.tail()
     finally:
-        if job.alive():
+        if job is not None and job.alive():
             job.kill_group()
