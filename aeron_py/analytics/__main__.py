@@ -28,6 +28,9 @@ as malformed, never fatal). Writes into REPORT_DIR:
 """
 
 EPILOG = """\
+streaming mode (continuous defence): python -m aeron_py.analytics EVENTS_DIR --follow
+--blocklist FILE [...]; see `python -m aeron_py.analytics EVENTS_DIR --follow --help`.
+
 examples:
   # make some test data, analyse it on this machine, open the report
   python -m aeron_py.analytics.generate --out /tmp/events --events 100000
@@ -85,7 +88,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; return the exit code."""
+    """Run the CLI; return the exit code. ``--follow`` selects the streaming job."""
+    argv = sys.argv[1:] if argv is None else argv
+    if "--follow" in argv:
+        from aeron_py.analytics.stream_cli import main as follow
+
+        return follow(argv)
     parser = _parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")

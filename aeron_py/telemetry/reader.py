@@ -1,8 +1,10 @@
 """Tolerant reader of telemetry JSON Lines directories.
 
 ``read_events(directory)`` yields every event of every ``*.jsonl`` file in the
-directory (not recursive), files in name order, lines in file order. Nothing in the
-input is fatal:
+directory (not recursive), files in name order, lines in file order. Hidden names
+(``.`` or ``_`` first, as Spark's file sources skip them) and the writer's temporary
+files (``.<name>.jsonl.tmp``: not complete yet) are never read. Nothing in the input is
+fatal:
 
 * the LAST line of a file that is not newline-terminated and does not parse is a torn
   write (a crash mid-line): counted in ``ReadStats.torn_last_lines`` and skipped;
@@ -24,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aeron_py.telemetry.writer import is_temporary
+
 __all__ = ["ReadStats", "read_events", "event_files"]
 
 log = logging.getLogger(__name__)
@@ -41,7 +45,7 @@ class ReadStats:
 
 
 def event_files(directory: str | Path) -> list[Path]:
-    """The ``*.jsonl`` files of ``directory`` in name order.
+    """The published ``*.jsonl`` files of ``directory`` in name order (hidden names skipped).
 
     Raises ``FileNotFoundError`` / ``NotADirectoryError`` naming the path.
     """
@@ -50,7 +54,7 @@ def event_files(directory: str | Path) -> list[Path]:
         raise FileNotFoundError(f"telemetry directory not found: {path}")
     if not path.is_dir():
         raise NotADirectoryError(f"telemetry path is not a directory: {path}")
-    return sorted(p for p in path.glob("*.jsonl") if p.is_file())
+    return sorted(p for p in path.glob("*.jsonl") if p.is_file() and not is_temporary(p))
 
 
 def _parse(raw: bytes) -> dict[str, Any] | None:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -13,6 +16,7 @@ from aeron_py.telemetry import events as schema
 from aeron_py.telemetry.events import KIND_FIELDS, SCHEMA_VERSION, EventError, make_event
 from aeron_py.telemetry.reader import ReadStats, read_events
 from aeron_py.telemetry.writer import EventWriter, EventWriterError
+from conftest import wait_until
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -28,6 +32,8 @@ EXAMPLES: dict[str, dict] = {
         "msgs_in": 3, "msgs_out": 3, "bytes_in": 63, "bytes_out": 63,
     },
     "blocklist_hit": {"ip": "203.0.113.9", "rule": "203.0.113.0/24"},
+    "blocklist_reload": {"counters": {"version": 2, "entries": 1, "active": 1, "added": 1, "removed": 0,
+                                      "duologues_closed": 0}, "reason": "file_changed"},
     "driver_snapshot": {
         "counters": {"Bytes sent": 10},
         "new_loss": [{
@@ -109,16 +115,20 @@ def _lines(directory: Path) -> list[dict]:
 
 
 def test_writer_appends_one_flushed_line_per_event(tmp_path: Path) -> None:
-    with EventWriter(tmp_path / "new" / "dir", source="server", server_id="s1") as writer:
+    with EventWriter(tmp_path / "new" / "dir", source="server", server_id="s1", rotate_seconds=None) as writer:
         written = writer.emit("hello", ts=2.0, **EXAMPLES["hello"])
-        # Flushed per line: visible to a reader before close.
-        on_disk = writer.files[0].read_bytes()
+        # Flushed per line into the hidden temporary file; readers see nothing yet.
+        current = writer.current_file
+        assert current is not None and current.name.startswith(".") and current.name.endswith(".jsonl.tmp")
+        on_disk = current.read_bytes()
         assert on_disk.endswith(b"\n") and json.loads(on_disk) == written
+        assert writer.files == [] and list(read_events(tmp_path / "new" / "dir")) == []
         writer.emit("rtt_sample", ts=3.0, **EXAMPLES["rtt_sample"])
     events = _lines(tmp_path / "new" / "dir")
     assert [e["kind"] for e in events] == ["hello", "rtt_sample"]
     assert all(e["source"] == "server" and e["server_id"] == "s1" for e in events)
     assert re.fullmatch(r"events-\d{13}-000000\.jsonl", writer.files[0].name)
+    assert [p.name for p in (tmp_path / "new" / "dir").iterdir()] == [writer.files[0].name]  # no temp left
 
 
 def test_writer_rotates_by_size(tmp_path: Path) -> None:
@@ -138,7 +148,8 @@ def test_writer_rotates_by_size(tmp_path: Path) -> None:
 def test_writer_retention_caps_files_and_bytes(tmp_path: Path) -> None:
     line = len(json.dumps(make_event("rtt_sample", ts=1.0, **COMMON, **{**EXAMPLES["rtt_sample"], "seq": 10}),
                           separators=(",", ":"))) + 1  # every seq below has two digits
-    with EventWriter(tmp_path, source="server", server_id="echo-1", max_bytes=2 * line, max_files=3) as writer:
+    with EventWriter(tmp_path, source="server", server_id="echo-1", max_bytes=2 * line, max_files=3,
+                     count_cap_min_age=0) as writer:
         for seq in range(10, 30):
             writer.emit("rtt_sample", ts=1.0, client_ip="2001:db8::1", rtt_us=512, seq=seq)
     files = sorted(tmp_path.glob("*.jsonl"))
@@ -150,6 +161,21 @@ def test_writer_retention_caps_files_and_bytes(tmp_path: Path) -> None:
             capped.emit("rtt_sample", ts=1.0, client_ip="2001:db8::1", rtt_us=512, seq=seq)
     on_disk = sum(p.stat().st_size for p in (tmp_path / "b").glob("*.jsonl"))
     assert on_disk <= 5 * line and capped.deleted_bytes + on_disk == 50 * line
+
+
+def test_the_file_cap_spares_files_a_reader_may_just_have_listed(tmp_path: Path) -> None:
+    line = len(json.dumps(make_event("rtt_sample", ts=1.0, **COMMON, **{**EXAMPLES["rtt_sample"], "seq": 10}),
+                          separators=(",", ":"))) + 1
+    with EventWriter(tmp_path, source="server", server_id="echo-1", max_bytes=2 * line, max_files=2,
+                     max_total_bytes=100 * line) as writer:
+        for seq in range(10, 30):
+            writer.emit("rtt_sample", ts=1.0, client_ip="2001:db8::1", rtt_us=512, seq=seq)
+    assert writer.deleted_files == 0 and len(_lines(tmp_path)) == 20  # all young: the file cap waits
+    with EventWriter(tmp_path / "b", source="server", server_id="echo-1", max_bytes=2 * line, max_files=2,
+                     max_total_bytes=5 * line) as capped:
+        for seq in range(10, 30):
+            capped.emit("rtt_sample", ts=1.0, client_ip="2001:db8::1", rtt_us=512, seq=seq)
+    assert len(_lines(tmp_path / "b")) <= 6 and capped.deleted_files > 0  # the byte cap never waits
 
 
 def test_writer_retention_arguments_are_checked(tmp_path: Path) -> None:
@@ -215,7 +241,7 @@ def test_invalid_event_is_not_written(tmp_path: Path) -> None:
     with EventWriter(tmp_path, source="server", server_id="echo-1") as writer:
         with pytest.raises(EventError):
             writer.emit("hello", ip="1.2.3.4")
-    assert writer.files[0].read_bytes() == b""
+    assert writer.files == [] and list(tmp_path.iterdir()) == []  # an empty file is never published
 
 
 def test_unwritable_directory_names_the_path(tmp_path: Path) -> None:
@@ -237,6 +263,108 @@ def test_writers_sharing_a_name_stem_never_overwrite(tmp_path: Path, monkeypatch
         b.emit("blocklist_hit", ts=1.0, ip="1.2.3.5", rule="x")
     assert [p.name for p in a.files + b.files] == ["events-1000000-000000.jsonl", "events-1000000-000001.jsonl"]
     assert sorted(e["server_id"] for e in _lines(tmp_path)) == ["a", "b"]
+
+
+def test_writer_publishes_by_time_only_files_with_data(tmp_path: Path) -> None:
+    with EventWriter(tmp_path, source="server", server_id="echo-1", rotate_seconds=0.2) as writer:
+        assert writer.current_file is None  # nothing written: no file, nothing to publish
+        writer.emit("blocklist_hit", ts=1.0, ip="1.2.3.4", rule="1.2.3.4")
+        first = wait_until(lambda: writer.files, 10, "the time rotation to publish the first file")
+        assert writer.current_file is None and [e["ip"] for e in _lines(tmp_path)] == ["1.2.3.4"]
+        writer.emit("blocklist_hit", ts=2.0, ip="1.2.3.5", rule="1.2.3.5")
+        wait_until(lambda: len(writer.files) == 2, 10, "the second file")
+        assert writer.files[0] == first[0] and writer.published_files == 2
+    assert [e["ip"] for e in _lines(tmp_path)] == ["1.2.3.4", "1.2.3.5"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [p.name for p in writer.files]
+
+
+def test_writer_rotate_seconds_is_checked(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="rotate_seconds"):
+        EventWriter(tmp_path, source="server", server_id="x", rotate_seconds=0)
+
+
+def test_a_reader_never_sees_a_partial_line_or_a_growing_file(tmp_path: Path) -> None:
+    """A reader polling while 4 threads write (size and time rotation) sees only complete files."""
+    stop = threading.Event()
+    seen: dict[str, int] = {}
+    problems: list[str] = []
+
+    def read_repeatedly() -> None:
+        for _ in range(100_000):
+            if stop.is_set():
+                return
+            stats = ReadStats()
+            for _event in read_events(tmp_path, stats):
+                pass
+            if stats.torn_last_lines or stats.malformed_lines:
+                problems.append(f"partial lines seen: {stats}")
+            for path in tmp_path.glob("*.jsonl"):
+                try:
+                    size = path.stat().st_size
+                except FileNotFoundError:
+                    continue
+                if seen.setdefault(path.name, size) != size:
+                    problems.append(f"{path.name} changed after it was published")
+
+    reader = threading.Thread(target=read_repeatedly)
+    reader.start()
+    try:
+        with EventWriter(tmp_path, source="load", server_id="echo-1", max_bytes=2000, rotate_seconds=0.05,
+                         flush_each_event=False) as writer:
+            def work(n: int) -> None:
+                for seq in range(300):
+                    writer.emit("rtt_sample", ts=1.0, client_ip=f"10.0.0.{n}", rtt_us=100, seq=seq)
+
+            workers = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+            for t in workers:
+                t.start()
+            for t in workers:
+                t.join(timeout=20)
+    finally:
+        stop.set()
+        reader.join(timeout=20)
+    assert not problems, problems[:3]
+    assert len(_lines(tmp_path)) == 1200 and len(seen) > 1
+
+
+def test_a_crashed_writers_file_is_published_by_the_next_writer(tmp_path: Path) -> None:
+    """A writer killed with SIGKILL mid-file: its complete lines are published, the torn one cut."""
+    code = (
+        "import os, signal, sys\n"
+        "from aeron_py.telemetry.writer import EventWriter\n"
+        "w = EventWriter(sys.argv[1], source='server', server_id='dead', rotate_seconds=None)\n"
+        "for seq in range(3):\n"
+        "    w.emit('rtt_sample', ts=1.0, client_ip='10.0.0.1', rtt_us=5, seq=seq)\n"
+        "w._file.write(b'{\"schema_version\":1,\"ts\":')\n"  # a torn line, as a crash mid-write leaves
+        "w._file.flush()\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    child = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, timeout=60)
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    assert list(read_events(tmp_path)) == []  # only a hidden temporary file is there
+    with EventWriter(tmp_path, source="server", server_id="next") as writer:
+        stats = ReadStats()
+        assert [e["seq"] for e in read_events(tmp_path, stats) if e["server_id"] == "dead"] == [0, 1, 2]
+        assert stats.torn_last_lines == 0 and stats.malformed_lines == 0
+        # A live writer's temporary file is never taken by another writer's recovery.
+        writer.emit("rtt_sample", ts=1.0, client_ip="10.0.0.2", rtt_us=5, seq=9)
+        live = writer.current_file
+        with EventWriter(tmp_path, source="server", server_id="third"):
+            assert live is not None and live.exists()
+    assert sorted(e["seq"] for e in _lines(tmp_path)) == [0, 1, 2, 9]
+
+
+def test_readers_skip_temporary_and_hidden_files(tmp_path: Path) -> None:
+    from aeron_py.analytics.job import InputError, check_events_dir
+
+    _write(tmp_path / ".events-1-000000.jsonl.tmp", _event_line(0) + "\n")
+    with pytest.raises(InputError, match="no events"):  # the batch job's input check
+        check_events_dir(tmp_path)
+    _write(tmp_path / ".hidden.jsonl", _event_line(1) + "\n")
+    _write(tmp_path / "_hidden.jsonl", _event_line(2) + "\n")
+    assert list(read_events(tmp_path)) == []
+    _write(tmp_path / "events-1-000001.jsonl", _event_line(3) + "\n")
+    assert [e["seq"] for e in read_events(tmp_path)] == [3]
 
 
 # -- reader ---------------------------------------------------------------------------
