@@ -82,7 +82,8 @@ def parser() -> argparse.ArgumentParser:
                    help="duologue channel adds in flight at once; more wait, then 'server full' (4)")
     p.add_argument("--events-max-bytes", type=int, default=16 * 1024 * 1024,
                    help="telemetry kept on disk, in bytes; oldest files deleted (16 MiB)")
-    p.add_argument("--events-max-files", type=int, default=8, help="telemetry files kept (8)")
+    p.add_argument("--events-max-files", type=int, default=1024,
+                   help="telemetry files kept (1024; files rotate every 2 s; --events-max-bytes bounds the total)")
     p.add_argument("--no-endpoint-filter", action="store_true",
                    help="do not install the driver's endpoint filter even when this build has one")
     p.add_argument("--setup-rate", type=_positive_float, default=20.0,

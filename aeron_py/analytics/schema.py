@@ -131,6 +131,7 @@ def load_events(spark: SparkSession, events_dir: str | Path) -> DataFrame:
         .option("mode", "PERMISSIVE")
         .option("columnNameOfCorruptRecord", CORRUPT_COLUMN)
         .option("pathGlobFilter", "*.jsonl")
+        .option("ignoreMissingFiles", "true")  # retention may delete a file of a live directory
         .json(uri)
     )
 

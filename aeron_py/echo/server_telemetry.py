@@ -45,7 +45,7 @@ SNAPSHOT_COUNTERS = ("Bytes sent", "Bytes received", "NAKs sent", "NAKs received
 
 
 DEFAULT_EVENT_RATE = 200.0
-DEFAULT_MAX_FILES = 8
+DEFAULT_MAX_FILES = 1024  # with 2 s rotation; the byte cap (16 MiB) still bounds a flood
 DEFAULT_MAX_TOTAL_BYTES = 16 * 1024 * 1024
 
 
