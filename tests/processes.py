@@ -173,3 +173,26 @@ class ChildProcess:
 
     def _describe(self) -> str:
         return f"{' '.join(self.command[-8:])!r}"
+
+
+#: Helpers for child-process scripts (the misuse tests' preludes): ``until`` polls a
+#: condition to a deadline, ``expect`` returns the exception a call must raise; both end
+#: the child with SystemExit and a message otherwise. The script must import ``time``.
+CHILD_HELPERS = '''
+def until(condition, timeout=10.0, what="condition"):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise SystemExit(f"timed out waiting for {what}")
+        time.sleep(0.001)
+
+def expect(exc_type, call, *args, **kwargs):
+    try:
+        call(*args, **kwargs)
+    except exc_type as exc:
+        return exc
+    raise SystemExit(f"{call} did not raise {exc_type.__name__}")
+'''

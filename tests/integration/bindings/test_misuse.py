@@ -19,7 +19,7 @@ import textwrap
 
 import pytest
 
-from processes import ChildProcess
+from processes import CHILD_HELPERS, ChildProcess
 
 pytestmark = [pytest.mark.timeout(90), pytest.mark.integration]
 
@@ -28,23 +28,7 @@ import gc, os, sys, threading, time
 import aeron_py
 from aeron_py import Aeron, AeronError, MediaDriver
 
-def until(condition, timeout=5.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise SystemExit(f"timed out waiting for {what}")
-        time.sleep(0.001)
-
-def expect(exc_type, call, *args):
-    try:
-        call(*args)
-    except exc_type as exc:
-        return exc
-    raise SystemExit(f"{call} did not raise {exc_type.__name__}")
-
+''' + CHILD_HELPERS + '''
 driver = MediaDriver(publication_linger_timeout_ns=0, **DRIVER_OPTIONS)
 aeron = Aeron(driver=driver, **CLIENT_OPTIONS)
 sub = aeron.add_subscription("aeron:ipc", 7)

@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from processes import ChildProcess
+from processes import CHILD_HELPERS, ChildProcess
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.integration]
 
@@ -23,23 +23,7 @@ import gc, sys, threading, time
 import aeron_py
 from aeron_py import Aeron, AeronError, MediaDriver, PollSet
 
-def until(condition, timeout=10.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise SystemExit(f"timed out waiting for {what}")
-        time.sleep(0.001)
-
-def expect(exc_type, call, *args, **kwargs):
-    try:
-        call(*args, **kwargs)
-    except exc_type as exc:
-        return exc
-    raise SystemExit(f"{call} did not raise {exc_type.__name__}")
-
+''' + CHILD_HELPERS + '''
 driver = MediaDriver(publication_linger_timeout_ns=0)
 aeron = Aeron(driver=driver)
 subs = [aeron.add_subscription("aeron:ipc", 30 + i) for i in range(4)]
