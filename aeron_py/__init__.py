@@ -65,6 +65,7 @@ from .publication import (
 from .poll_set import PollSet
 from .stat import Counter, DriverStat, ErrorEntry, LossEntry
 from .subscription import Action, Header, HeaderView, Image, ImageSnapshotError, Subscription
+from .traffic import QuietIdle, TrafficBell
 
 __version__ = "0.1.0"
 
@@ -81,6 +82,7 @@ __all__ = [
     "ClientClosedError", "Counter", "DriverStat", "EndpointFilter", "EndpointFilterConfig", "ErrorEntry", "ExclusivePublication", "Header", "HeaderView",
     "IdleStrategy", "Image", "ImageSnapshotError", "LossEntry", "MaxPositionExceededError", "MediaDriver",
     "NoOpIdleStrategy", "NotConnectedError", "OfferError", "PendingAdd", "PollSet", "Publication", "PublicationClosedError",
-    "PublicationError", "SleepingIdleStrategy", "Subscription", "ThreadingMode", "YieldingIdleStrategy",
+    "PublicationError", "QuietIdle", "SleepingIdleStrategy", "Subscription", "ThreadingMode", "TrafficBell",
+    "YieldingIdleStrategy",
     "aeron_version",
 ]

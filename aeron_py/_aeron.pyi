@@ -588,9 +588,29 @@ class EndpointFilter:
         """
         aeron_py_endpoint_filter_dropped for every reason.
         """
+    def last_traffic_ns(self) -> int:
+        """
+        aeron_py_traffic_bell_last_ns: CLOCK_MONOTONIC ns (time.monotonic_ns) of the latest traffic or touch.
+        """
     def publish(self, blocklist: collections.abc.Sequence[tuple[bytes, typing.SupportsInt | typing.SupportsIndex]], owners: collections.abc.Sequence[tuple[typing.SupportsInt | typing.SupportsIndex, bytes]]) -> None:
         """
         aeron_py_endpoint_filter_publish: replace the rule table atomically (GIL released).
+        """
+    def touch_traffic(self) -> None:
+        """
+        aeron_py_traffic_bell_touch: count now as traffic for the quiet idle strategy (no wake-up).
+        """
+    def traffic_fd(self) -> int:
+        """
+        aeron_py_traffic_bell_fd: the eventfd a waiter sleeps on (readable after a ring while armed).
+        """
+    def traffic_sequence(self) -> int:
+        """
+        aeron_py_traffic_bell_sequence: datagrams with application traffic (data, end of stream, SETUP) so far.
+        """
+    def wait_for_traffic(self, seen: typing.SupportsInt | typing.SupportsIndex, timeout_ns: typing.SupportsInt | typing.SupportsIndex) -> bool:
+        """
+        aeron_py_traffic_bell_wait: block (GIL released) until the traffic sequence differs from `seen` or `timeout_ns` passes (< 0: no limit); True when it rang. One waiter at a time.
         """
     @property
     def phase(self) -> str:
@@ -827,9 +847,9 @@ class Driver:
     """
     aeron_driver_t (aeron_driver_init + aeron_driver_start).
     """
-    def __init__(self, context: DriverContext, manual_main_loop: bool = False, endpoint_filter: typing.Any | None = None) -> None:
+    def __init__(self, context: DriverContext, manual_main_loop: bool = False, endpoint_filter: typing.Any | None = None, quiet_idle_hot_ns: typing.SupportsInt | typing.SupportsIndex = 0, quiet_idle_period_ns: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
         """
-        endpoint_filter: an EndpointFilter installed on the context before aeron_driver_init, its counters allocated before aeron_driver_start.
+        endpoint_filter: an EndpointFilter installed on the context before aeron_driver_init, its counters allocated before aeron_driver_start. quiet_idle_period_ns > 0 makes the SHARED idle strategy aeron_py_quiet_idle (traffic_bell.h): backoff while the filter's bell rang or was touched within quiet_idle_hot_ns, then one duty cycle per period.
         """
     def close(self) -> None:
         """

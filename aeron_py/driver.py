@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from . import _aeron
 from .endpoint_filter import EndpointFilter, EndpointFilterConfig
 from .errors import AeronError
+from .traffic import QuietIdle, TrafficBell
 
 if TYPE_CHECKING:
     from .stat import DriverStat
@@ -68,12 +69,17 @@ class MediaDriver:
     hostile datagrams before the driver acts on them. Installed by default with no limits
     (blocklist and port owners empty), so :attr:`endpoint_filter` can be tightened at run
     time and its drop counters are always in the CnC file; ``None`` leaves it out.
+
+    ``quiet_idle`` (a :class:`~aeron_py.traffic.QuietIdle`; SHARED mode and an endpoint
+    filter needed): the driver runs one duty cycle per ``period`` once no traffic rang
+    its :attr:`traffic` bell for ``after`` seconds (see :mod:`aeron_py.traffic`).
     """
 
     def __init__(self, dir: str | os.PathLike[str] | None = None, *,
                  threading_mode: ThreadingMode | str = ThreadingMode.SHARED,
                  idle_strategy: str | None = "backoff",
                  endpoint_filter: EndpointFilterConfig | None = EndpointFilterConfig(),
+                 quiet_idle: QuietIdle | None = None,
                  **options: Any) -> None:
         unknown = sorted(set(options) - set(OPTIONS))
         if unknown:
@@ -115,9 +121,21 @@ class MediaDriver:
             except TypeError as exc:
                 raise TypeError(f"MediaDriver: bad value {value!r} for option {name}: {exc}") from None
         self.options: dict[str, Any] = dict(settings)
+        if quiet_idle is not None:
+            if not isinstance(quiet_idle, QuietIdle):
+                raise TypeError(f"MediaDriver: quiet_idle must be a QuietIdle or None, got {type(quiet_idle).__name__}")
+            if endpoint_filter is None:
+                raise ValueError("MediaDriver: quiet_idle needs the endpoint filter (its traffic bell); "
+                                 "endpoint_filter=None leaves it out")
+            if self.threading_mode is not ThreadingMode.SHARED:
+                raise ValueError(f"MediaDriver: quiet_idle needs threading_mode SHARED, not {self.threading_mode.name}")
+        self.quiet_idle = quiet_idle
         native_filter = endpoint_filter._native() if endpoint_filter is not None else None
+        self._traffic = TrafficBell(native_filter) if native_filter is not None else None
         self._driver: _aeron.Driver | None = _aeron.Driver(
-            context, manual_main_loop=self.threading_mode is ThreadingMode.INVOKER, endpoint_filter=native_filter)
+            context, manual_main_loop=self.threading_mode is ThreadingMode.INVOKER, endpoint_filter=native_filter,
+            quiet_idle_hot_ns=quiet_idle.after_ns if quiet_idle else 0,
+            quiet_idle_period_ns=quiet_idle.period_ns if quiet_idle else 0)
         self._endpoint_filter = (EndpointFilter(native_filter, endpoint_filter, f"the media driver in {self._dir}")
                                  if native_filter is not None and endpoint_filter is not None else None)
         _live.add(self)
@@ -135,6 +153,14 @@ class MediaDriver:
         if self._endpoint_filter is None:
             raise AeronError(f"the media driver in {self._dir} has no endpoint filter (endpoint_filter=None)")
         return self._endpoint_filter
+
+    @property
+    def traffic(self) -> TrafficBell:
+        """The driver's :class:`~aeron_py.traffic.TrafficBell` (rung by its endpoint filter);
+        AeronError when the driver was made with ``endpoint_filter=None``."""
+        if self._traffic is None:
+            raise AeronError(f"the media driver in {self._dir} has no endpoint filter, so no traffic bell")
+        return self._traffic
 
     @property
     def is_closed(self) -> bool:

@@ -33,6 +33,7 @@ from .driver import MediaDriver
 from .echo.client import EchoClient
 from .errors import AeronError
 from .idle import BackoffIdleStrategy
+from .traffic import QuietIdle
 
 #: Media driver settings of the load process: small sparse logs, short linger, SHARED, and
 #: a client liveness long enough that a starved process (2 busy cores) keeps its clients.
@@ -216,7 +217,9 @@ def run_hold(address: str, port: int, control_port: int, plan: HoldPlan, *, sour
     steps_out: list[dict[str, Any]] = []
     summary: dict[str, Any] = {"plan": {k: (list(v) if k == "steps" else v) for k, v in vars(plan).items()},
                                "sources": len(srcs), "steps": steps_out, "max_held": 0}
-    with MediaDriver(**LOAD_DRIVER_OPTIONS) as driver, \
+    # quiet idle: the held clients' driver sleeps between duty cycles while nothing but
+    # heartbeats flows, so that the load's own driver does not starve the server on 2 cores
+    with MediaDriver(**LOAD_DRIVER_OPTIONS, quiet_idle=QuietIdle(after=1.0, period=0.02)) as driver, \
             Aeron(driver=driver, use_conductor_agent_invoker=True, client_name="echo-load-hold",
                   timeout=LOAD_DRIVER_TIMEOUT) as aeron:
         sched = ClientScheduler(aeron, should_stop=should_stop)

@@ -92,6 +92,14 @@ def parser() -> argparse.ArgumentParser:
                    help="endpoint filter: concurrent images per source address (8)")
     p.add_argument("--max-images-total", type=int, default=None,
                    help="endpoint filter: concurrent images in total (2 x --clients + 64)")
+    p.add_argument("--quiet-after", type=float, default=1.0, metavar="SECONDS",
+                   help="after this long with no client traffic the server sleeps until traffic comes and the "
+                   "driver slows to one duty cycle per --quiet-period: idle CPU falls, the first message after a "
+                   "quiet spell waits up to --quiet-period (1.0)")
+    p.add_argument("--quiet-period", type=_positive_float, default=0.02, metavar="SECONDS",
+                   help="the driver's duty cycle period while quiet, at most 1 (0.02)")
+    p.add_argument("--no-quiet", action="store_true",
+                   help="never go quiet: poll with backoff however idle (lowest latency, most CPU)")
     p.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     return p
 
@@ -127,7 +135,8 @@ def settings(args: argparse.Namespace, p: argparse.ArgumentParser) -> tuple[Serv
             driver_timeout=args.driver_timeout, max_creating=args.max_creating, events_max_bytes=args.events_max_bytes,
             events_max_files=args.events_max_files, endpoint_filter=not args.no_endpoint_filter,
             setup_rate=args.setup_rate, setup_burst=max(1, int(2 * args.setup_rate)),
-            max_images_per_source=args.max_images_per_source, max_images_total=args.max_images_total)
+            max_images_per_source=args.max_images_per_source, max_images_total=args.max_images_total,
+            quiet_after=None if args.no_quiet else args.quiet_after, quiet_period=args.quiet_period)
         top = config.clients_base_port + 2 * config.max_clients - 1
         if not 1 <= config.clients_base_port <= top <= 65535:
             raise ValueError(f"duologue ports [{config.clients_base_port}, {top}] are outside [1, 65535]")

@@ -35,10 +35,22 @@ struct DriverContext {
 
 class Driver {
 public:
-    Driver(DriverContext &context, bool manual_main_loop, py::handle endpoint_filter) {
+    Driver(DriverContext &context, bool manual_main_loop, py::handle endpoint_filter, int64_t quiet_idle_hot_ns,
+           int64_t quiet_idle_period_ns) {
         aeron_driver_context_t *ctx = context.check();
         filter_ = endpoint_filter_handle(endpoint_filter);
+        if (quiet_idle_period_ns > 0 && !filter_)
+            throw py::value_error("the quiet idle strategy needs an endpoint filter (its traffic bell)");
         if (filter_) filter_->install(ctx);
+        if (quiet_idle_period_ns > 0) {
+            try {
+                filter_->install_quiet_idle(ctx, quiet_idle_hot_ns, quiet_idle_period_ns);
+            } catch (...) {
+                filter_->detach();  // the context keeps (and frees) the inert bindings
+                filter_.reset();
+                throw;
+            }
+        }
         int rc;
         {
             py::gil_scoped_release release;
@@ -214,10 +226,13 @@ void init_driver(py::module_ &m) {
     AERON_PY_GETTER(dir_delete_on_shutdown);
 
     py::class_<Driver>(m, "Driver", "aeron_driver_t (aeron_driver_init + aeron_driver_start).")
-        .def(py::init<DriverContext &, bool, py::handle>(), py::arg("context"), py::arg("manual_main_loop") = false,
-             py::arg("endpoint_filter") = py::none(), py::keep_alive<1, 2>(),
+        .def(py::init<DriverContext &, bool, py::handle, int64_t, int64_t>(), py::arg("context"),
+             py::arg("manual_main_loop") = false, py::arg("endpoint_filter") = py::none(),
+             py::arg("quiet_idle_hot_ns") = 0, py::arg("quiet_idle_period_ns") = 0, py::keep_alive<1, 2>(),
              "endpoint_filter: an EndpointFilter installed on the context before aeron_driver_init, its counters "
-             "allocated before aeron_driver_start.")
+             "allocated before aeron_driver_start. quiet_idle_period_ns > 0 makes the SHARED idle strategy "
+             "aeron_py_quiet_idle (traffic_bell.h): backoff while the filter's bell rang or was touched within "
+             "quiet_idle_hot_ns, then one duty cycle per period.")
         .def("do_work", &Driver::do_work, "aeron_driver_main_do_work (INVOKER threading mode).")
         .def("idle", &Driver::idle, py::arg("work_count"), "aeron_driver_main_idle_strategy (releases the GIL).")
         .def("close", &Driver::close, "aeron_driver_close + aeron_driver_context_close; idempotent.")

@@ -72,13 +72,17 @@ aeron_py_endpoint_filter_t *aeron_py_endpoint_filter_create(const aeron_py_endpo
     }
     aeron_py_endpoint_filter_t *filter = calloc(1, sizeof(aeron_py_endpoint_filter_t));
     aeron_py_filter_table_t *table = aeron_py_filter_table_create(NULL, 0, NULL, 0);
-    if (NULL == filter || NULL == table)
+    aeron_py_traffic_bell_t *bell = aeron_py_traffic_bell_create();
+    if (NULL == filter || NULL == table || NULL == bell)
     {
+        const int error = NULL == bell && NULL != filter && NULL != table ? errno : ENOMEM;
         free(filter);
         aeron_py_filter_table_delete(table);
-        errno = ENOMEM;
+        aeron_py_traffic_bell_delete(bell);
+        errno = error;
         return NULL;
     }
+    filter->bell = bell;
     filter->config = *config;
     atomic_init(&filter->table, table);
     for (int i = 0; i < AERON_PY_FILTER_MAX_AGENTS; i++)
@@ -247,5 +251,31 @@ void aeron_py_endpoint_filter_delete(aeron_py_endpoint_filter_t *filter)
         filter->retired = next;
     }
     pthread_mutex_destroy(&filter->publish_lock);
+    aeron_py_traffic_bell_delete(filter->bell);
     free(filter);
+}
+
+aeron_py_traffic_bell_t *aeron_py_endpoint_filter_bell(aeron_py_endpoint_filter_t *filter)
+{
+    return filter->bell;
+}
+
+int aeron_py_endpoint_filter_install_quiet_idle(
+    aeron_py_endpoint_filter_t *filter, aeron_driver_context_t *context, int64_t hot_ns, int64_t period_ns)
+{
+    if (AERON_THREADING_MODE_SHARED != context->threading_mode)
+    {
+        errno = ENOTSUP;
+        return -1;
+    }
+    aeron_py_quiet_idle_t *state = aeron_py_quiet_idle_create(filter->bell, hot_ns, period_ns);
+    if (NULL == state)
+    {
+        return -1;
+    }
+    /* the context frees the state with aeron_free when it closes, as it does its own */
+    aeron_free(context->shared_idle_strategy_state);
+    context->shared_idle_strategy_state = state;
+    context->shared_idle_strategy_func = aeron_py_quiet_idle;
+    return 0;
 }

@@ -105,6 +105,17 @@ int64_t aeron_py_endpoint_filter_dropped(const aeron_py_endpoint_filter_t *filte
 int32_t aeron_py_endpoint_filter_counter_id(const aeron_py_endpoint_filter_t *filter, aeron_py_filter_reason_t reason);
 const char *aeron_py_endpoint_filter_reason_name(aeron_py_filter_reason_t reason);
 
+typedef struct aeron_py_traffic_bell_stct aeron_py_traffic_bell_t;
+
+/* The filter's traffic bell (traffic_bell.h): lives as long as the filter. */
+aeron_py_traffic_bell_t *aeron_py_endpoint_filter_bell(aeron_py_endpoint_filter_t *filter);
+
+/* Makes the quiet idle strategy (traffic_bell.h) the SHARED idle strategy of `context`, driven
+ * by this filter's bell (before aeron_driver_init). -1 with errno ENOTSUP when the context's
+ * threading mode is not SHARED, EINVAL on bad times. */
+int aeron_py_endpoint_filter_install_quiet_idle(
+    aeron_py_endpoint_filter_t *filter, aeron_driver_context_t *context, int64_t hot_ns, int64_t period_ns);
+
 /* Frees the filter; only after detach (or if never installed). */
 void aeron_py_endpoint_filter_delete(aeron_py_endpoint_filter_t *filter);
 

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 
 namespace aeron_py {
 
@@ -28,6 +29,15 @@ void EndpointFilterHandle::install(aeron_driver_context_t *context) {
         throw AeronCallError(std::string("aeron_py_endpoint_filter_install: ") + std::strerror(error), error);
     }
     phase = Phase::installed;
+}
+
+void EndpointFilterHandle::install_quiet_idle(aeron_driver_context_t *context, int64_t hot_ns, int64_t period_ns) {
+    if (aeron_py_endpoint_filter_install_quiet_idle(filter, context, hot_ns, period_ns) < 0) {
+        const int error = errno;
+        if (error == ENOTSUP) throw AeronCallError("the quiet idle strategy needs the SHARED threading mode", error);
+        if (error == EINVAL) throw py::value_error("quiet idle: hot_ns must be >= 0 and period_ns in (0, 1 s]");
+        throw std::bad_alloc();
+    }
 }
 
 void EndpointFilterHandle::attach_counters(aeron_driver_context_t *context) {
@@ -117,6 +127,35 @@ public:
         return result;
     }
 
+    // ---- the traffic bell (traffic_bell.h): valid for the filter's whole life, driver or not
+
+    int64_t traffic_sequence() const { return aeron_py_traffic_bell_sequence(bell()); }
+
+    int64_t last_traffic_ns() const { return aeron_py_traffic_bell_last_ns(bell()); }
+
+    void touch_traffic() const { aeron_py_traffic_bell_touch(bell(), monotonic_ns()); }
+
+    int traffic_fd() const { return aeron_py_traffic_bell_fd(bell()); }
+
+    bool wait_for_traffic(int64_t seen, int64_t timeout_ns) const {
+        std::shared_ptr<EndpointFilterHandle> keep = handle;  // the bell outlives this call
+        int rc;
+        int error;
+        {
+            py::gil_scoped_release release;
+            rc = aeron_py_traffic_bell_wait(aeron_py_endpoint_filter_bell(keep->filter), seen, timeout_ns);
+            error = errno;
+        }
+        if (rc < 0) {
+            if (error == EINTR) {
+                if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+                return aeron_py_traffic_bell_sequence(bell()) != seen;
+            }
+            throw AeronCallError(std::string("aeron_py_traffic_bell_wait: ") + std::strerror(error), error);
+        }
+        return rc == 1;
+    }
+
     std::string phase() const {
         switch (handle->phase) {
             case EndpointFilterHandle::Phase::created: return "created";
@@ -132,6 +171,13 @@ public:
 
 private:
     aeron_py_endpoint_filter_t *filter() const { return handle->filter; }
+    aeron_py_traffic_bell_t *bell() const { return aeron_py_endpoint_filter_bell(handle->filter); }
+
+    static int64_t monotonic_ns() {
+        timespec ts{};
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+    }
 
     void check_readable() const {
         if (handle->phase == EndpointFilterHandle::Phase::closing)
@@ -159,6 +205,17 @@ void init_endpoint_filter(py::module_ &m) {
         .def("dropped", &EndpointFilter::dropped, "aeron_py_endpoint_filter_dropped for every reason.")
         .def("counter_ids", &EndpointFilter::counter_ids,
              "aeron_py_endpoint_filter_counter_id for every reason (-1: not in a CnC file).")
+        .def("traffic_sequence", &EndpointFilter::traffic_sequence,
+             "aeron_py_traffic_bell_sequence: datagrams with application traffic (data, end of stream, SETUP) so far.")
+        .def("last_traffic_ns", &EndpointFilter::last_traffic_ns,
+             "aeron_py_traffic_bell_last_ns: CLOCK_MONOTONIC ns (time.monotonic_ns) of the latest traffic or touch.")
+        .def("touch_traffic", &EndpointFilter::touch_traffic,
+             "aeron_py_traffic_bell_touch: count now as traffic for the quiet idle strategy (no wake-up).")
+        .def("traffic_fd", &EndpointFilter::traffic_fd,
+             "aeron_py_traffic_bell_fd: the eventfd a waiter sleeps on (readable after a ring while armed).")
+        .def("wait_for_traffic", &EndpointFilter::wait_for_traffic, py::arg("seen"), py::arg("timeout_ns"),
+             "aeron_py_traffic_bell_wait: block (GIL released) until the traffic sequence differs from `seen` or "
+             "`timeout_ns` passes (< 0: no limit); True when it rang. One waiter at a time.")
         .def_property_readonly("phase", &EndpointFilter::phase);
     m.attr("ENDPOINT_FILTER_COUNTER_TYPE_ID") = AERON_PY_FILTER_DROP_COUNTER_TYPE_ID;
 }

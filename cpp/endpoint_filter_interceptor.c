@@ -164,6 +164,9 @@ static void filter_incoming(
     if (reason >= 0)
     {
         count_drop(filter, reason);
+        /* a flood keeps the driver out of its quiet mode (the receiver drains its sockets at
+         * full speed, as without the bell) but wakes no application waiter */
+        aeron_py_traffic_bell_touch(filter->bell, aeron_py_filter_monotonic_ns());
         return;
     }
     delegate->incoming_func(
@@ -177,6 +180,11 @@ static void filter_incoming(
         length,
         addr,
         media_timestamp);
+    /* after the driver handled it: the data is in the log buffer when a waiter wakes */
+    if (NULL != filter && aeron_py_traffic_is_application(buffer, length))
+    {
+        aeron_py_traffic_bell_ring(filter->bell, aeron_py_filter_monotonic_ns());
+    }
 }
 
 static int filter_image_notification(

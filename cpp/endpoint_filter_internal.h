@@ -11,6 +11,7 @@
 #include "endpoint_filter.h"
 #include "endpoint_filter_admission.h"
 #include "endpoint_filter_table.h"
+#include "traffic_bell.h"
 
 #define AERON_PY_FILTER_MAX_AGENTS (8)
 #define AERON_PY_FILTER_MAX_DRIVERS (64)
@@ -31,6 +32,7 @@ struct aeron_py_endpoint_filter_stct
     int32_t counter_ids[AERON_PY_FILTER_REASON_COUNT];
     int64_t local_counters[AERON_PY_FILTER_REASON_COUNT];
     aeron_driver_context_t *context;
+    aeron_py_traffic_bell_t *bell;                 /* rung by the interceptor (traffic_bell.h) */
 };
 
 /* The filter installed for `context`, or NULL. */

@@ -229,8 +229,12 @@ class EchoServer(ImageAdmission, MessagePolling, BlocklistEnforcement, ServerLif
             if on_ready is not None:
                 on_ready(self)
             idle = BackoffIdleStrategy(max_park_ns=1_000_000)
+            assert self._driver is not None
+            quiet = self._driver.quiet_idle
+            bell = self._driver.traffic if quiet is not None else None
             next_tick = next_eos = time.monotonic()
             while not self._stop.is_set():
+                seen = bell.sequence() if bell is not None else 0  # before the polls: no ring is lost
                 now = time.monotonic()
                 work = self._iterate(now)
                 if now >= next_eos:
@@ -241,12 +245,21 @@ class EchoServer(ImageAdmission, MessagePolling, BlocklistEnforcement, ServerLif
                     work += self._housekeeping(now)
                 if work:
                     self._publish()
-                idle.idle(work)
+                if (bell is not None and quiet is not None and not work and self._settled()
+                        and bell.quiet_for() >= quiet.after):
+                    # quiet: sleep until traffic rings the driver's bell or the next tick
+                    bell.wait(seen, max(0.0, next_tick - time.monotonic()))
+                else:
+                    idle.idle(work)
         finally:
             self._stop.set()
             if on_stopping is not None:
                 on_stopping(self)
             self._teardown()
+
+    def _settled(self) -> bool:
+        """Nothing queued or in flight that needs the loop before traffic comes (quiet mode)."""
+        return not (self._dirty or self._pending or self._closing or self._orphans or self._broadcast_out)
 
     def filter_counters(self) -> dict[str, int]:
         """Drops by the driver's endpoint filter, per reason (empty when it is off)."""

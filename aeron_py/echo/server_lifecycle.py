@@ -22,6 +22,7 @@ from ..client import Aeron
 from ..driver import MediaDriver
 from ..errors import AeronError
 from ..idle import BackoffIdleStrategy
+from ..traffic import QuietIdle
 from ..poll_set import PollSet
 from .creation import aeron_cause
 from .endpoint_guard import EndpointGuard, FilterLimits
@@ -108,7 +109,9 @@ class ServerLifecycle:
                 ipv6_prefix=c.ipv6_prefix).driver_option())
         else:
             driver_options["endpoint_filter"] = None  # no interceptor at all
-        self._driver = MediaDriver(o.dir, threading_mode="SHARED", idle_strategy="backoff", **driver_options)
+        quiet = QuietIdle(o.quiet_after, o.quiet_period) if o.quiet_after is not None and o.endpoint_filter else None
+        self._driver = MediaDriver(o.dir, threading_mode="SHARED", idle_strategy="backoff", quiet_idle=quiet,
+                                   **driver_options)
         self.driver_dir = self._driver.dir
         self._guard = EndpointGuard(self._driver)
         self._guard.set_blocklist(self._blocklist)

@@ -38,6 +38,14 @@ class ServerOptions:
     ``2 * max_clients + 64``, each duologue's image plus its client's HELLO image).
     ``sparse_logs``: term files are sparse (disk is used only as terms fill; at 1,000
     idle duologues 0.06 GiB real against 0.43 GiB apparent).
+
+    Quiet mode (issue 9; :mod:`aeron_py.traffic`): once no application traffic (data,
+    end of stream, SETUP) reached the driver for ``quiet_after`` seconds and nothing is
+    queued, the loop sleeps on the driver's traffic bell instead of polling (waking at
+    least every housekeeping tick, 0.1 s) and the driver runs one duty cycle per
+    ``quiet_period``.  The price: the first message after a quiet spell waits up to
+    ``quiet_period`` in the driver.  ``quiet_after=None``: never quiet (poll with backoff,
+    as before); quiet mode also needs ``endpoint_filter``.
     """
 
     address: str = "127.0.0.1"
@@ -67,6 +75,8 @@ class ServerOptions:
     max_images_per_source: int = 8
     max_images_total: int | None = None
     sparse_logs: bool = True
+    quiet_after: float | None = 1.0
+    quiet_period: float = 0.02
 
     def __post_init__(self) -> None:
         for name in ("port", "control_port"):
@@ -89,6 +99,10 @@ class ServerOptions:
                      "setup_rate"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"ServerOptions.{name} must be > 0 seconds, got {getattr(self, name)!r}")
+        if self.quiet_after is not None and not 0 <= self.quiet_after < float("inf"):
+            raise ValueError(f"ServerOptions.quiet_after must be None or >= 0 seconds, got {self.quiet_after!r}")
+        if not 0 < self.quiet_period <= 1:
+            raise ValueError(f"ServerOptions.quiet_period must be in (0, 1] seconds, got {self.quiet_period!r}")
         if not self.linger >= 0:
             raise ValueError(f"ServerOptions.linger must be >= 0 seconds, got {self.linger!r}")
         if self.image_liveness_timeout is not None and not self.image_liveness_timeout > 0:

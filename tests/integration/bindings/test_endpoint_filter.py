@@ -48,16 +48,17 @@ def publication_from(aeron: Aeron, interface: str, port: int, stream_id: int = S
     return pub
 
 
-def deliver(sock: socket.socket, frame: bytes, port: int, progress: Callable[[], int]) -> None:
+def deliver(sock: socket.socket, frame: bytes, port: int, progress: Callable[[], int]) -> int:
     """Send ``frame`` until ``progress()`` (drops counted + images made) moves: on a loaded host the
-    kernel may drop a datagram before the driver reads it, and the tests count exact outcomes."""
+    kernel may drop a datagram before the driver reads it, and the tests count exact outcomes.
+    Returns the number of sends (a re-send may reach the driver too when it was only slow)."""
     before = progress()
-    for _ in range(25):
+    for sends in range(1, 26):
         sock.sendto(frame, ("127.0.0.1", port))
         deadline = time.monotonic() + 0.2
         while time.monotonic() < deadline:
             if progress() > before:
-                return
+                return sends
             time.sleep(0.001)
     raise AssertionError(f"no outcome for a forged frame to port {port} after 25 sends")
 
@@ -203,16 +204,17 @@ def test_table_replacement_while_traffic_flows(threading_mode):
         wait_until(lambda: pub.is_connected and sub.image_count == 1, 10, "connect")
         noise = [f"10.{i // 250}.{i % 250}.0/24" for i in range(800)]
         got: list[bytes] = []
+        sends = 0
         with raw_socket("127.0.0.3") as hostile:
             for i in range(200):
                 filt.set_blocklist(noise[i:] + ["127.0.0.3"] if i % 2 else ["127.0.0.3", f"2001:db8:{i:x}::/48"])
                 filt.set_port_owner(40000 + i % 7, "127.0.0.9" if i % 3 else None)
-                deliver(hostile, setup_frame(5000 + i), port, lambda: filt.counters()["blocklist"])
+                sends += deliver(hostile, setup_frame(5000 + i), port, lambda: filt.counters()["blocklist"])
                 pub.offer_until(f"{i}".encode(), timeout=5)
                 sub.poll(lambda d, h: got.append(bytes(d)), 100)
         wait_until(lambda: sub.poll(lambda d, h: got.append(bytes(d)), 100) >= 0 and len(got) >= 200, 10, "all")
         assert got == [f"{i}".encode() for i in range(200)]
-        assert filt.counters()["blocklist"] == 200
+        assert 200 <= filt.counters()["blocklist"] <= sends  # every hostile frame that arrived was dropped
         assert sub.image_count == 1
 
 

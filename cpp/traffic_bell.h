@@ -1,0 +1,80 @@
+/* Traffic bell: tells the application and the driver's own idle strategy when a datagram
+ * carrying application traffic reached the embedded driver.
+ *
+ * Aeron's receiver writes incoming data straight into the log buffers and offers nothing to
+ * wait on, so an idle subscriber must poll. The bell is rung by the endpoint filter's
+ * interceptor (endpoint_filter_interceptor.c) on the driver's agent thread, after the driver
+ * handled the datagram, for:
+ *   - a DATA or PAD frame with a payload, or with the end-of-stream flag;
+ *   - a SETUP frame (a new image is coming).
+ * Heartbeats (empty DATA frames), status messages, NAKs and RTT measurements do not ring it:
+ * they are the driver's business, and at thousands of idle channels they arrive tens of
+ * thousands of times a second. A datagram the filter drops touches it (below): a flood keeps
+ * the driver draining its sockets at full speed, but wakes nobody.
+ *
+ * Two users:
+ *   - an application thread waits (aeron_py_traffic_bell_wait) instead of polling when it has
+ *     been quiet: a sequence number read before its last empty poll is compared again after it
+ *     armed the bell, so a ring between the two is never lost (the eventfd is written only when
+ *     someone is armed: a ring costs two atomics otherwise);
+ *   - the quiet idle strategy (aeron_py_quiet_idle_*), installed as the driver's SHARED idle
+ *     strategy: Aeron's usual backoff while traffic is recent, and at most one duty cycle per
+ *     `period` once nothing rang the bell (or touched it) for `hot` nanoseconds. A duty cycle
+ *     scans every publication and image, so at thousands of idle channels the cycle rate, not
+ *     the traffic, is what costs CPU. Holds no policy: the times come from the caller.
+ */
+#ifndef AERON_PY_TRAFFIC_BELL_H
+#define AERON_PY_TRAFFIC_BELL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Opaque here (C++ includes this header); defined in traffic_bell.c. */
+typedef struct aeron_py_traffic_bell_stct aeron_py_traffic_bell_t;
+
+/* A new bell, or NULL with errno set (no memory, no eventfd). */
+aeron_py_traffic_bell_t *aeron_py_traffic_bell_create(void);
+void aeron_py_traffic_bell_delete(aeron_py_traffic_bell_t *bell);
+/* The eventfd, readable after a ring while armed (for select/epoll users). */
+int aeron_py_traffic_bell_fd(const aeron_py_traffic_bell_t *bell);
+
+/* Whether the datagram in `buffer` carries application traffic (see above). */
+bool aeron_py_traffic_is_application(const uint8_t *buffer, size_t length);
+
+/* Driver agents: a datagram with application traffic was handled at `now_ns`. */
+void aeron_py_traffic_bell_ring(aeron_py_traffic_bell_t *bell, int64_t now_ns);
+/* Application: keep the driver out of its quiet mode (e.g. it is about to send), no ring. */
+void aeron_py_traffic_bell_touch(aeron_py_traffic_bell_t *bell, int64_t now_ns);
+int64_t aeron_py_traffic_bell_sequence(aeron_py_traffic_bell_t *bell);
+int64_t aeron_py_traffic_bell_last_ns(aeron_py_traffic_bell_t *bell);
+/* Blocks until the sequence differs from `seen` or `timeout_ns` passes (< 0: no limit).
+ * 1 rang, 0 timed out, -1 with errno set (EINTR: a signal arrived). One waiter at a time. */
+int aeron_py_traffic_bell_wait(aeron_py_traffic_bell_t *bell, int64_t seen, int64_t timeout_ns);
+
+/* ---- the quiet idle strategy (an aeron_idle_strategy_func_t and its state) ---- */
+
+typedef struct aeron_py_quiet_idle_stct
+{
+    aeron_py_traffic_bell_t *bell;  /* outlives the driver (the endpoint filter owns it) */
+    int64_t hot_ns;                 /* backoff while the last ring/touch is younger than this */
+    int64_t period_ns;              /* then at most one duty cycle per period */
+    int64_t spins;
+    int64_t yields;
+    int64_t park_ns;
+}
+aeron_py_quiet_idle_t;
+
+/* A state allocated with aeron_alloc (the driver context frees it), or NULL with errno set. */
+aeron_py_quiet_idle_t *aeron_py_quiet_idle_create(aeron_py_traffic_bell_t *bell, int64_t hot_ns, int64_t period_ns);
+void aeron_py_quiet_idle(void *state, int work_count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,165 @@
+"""The driver's traffic bell and quiet idle strategy (aeron_py.traffic, cpp/traffic_bell.c),
+through the real C driver and UDP on loopback: what rings it and what does not, no lost
+ring between a poll and a wait, signals, closed drivers, and a quiet driver that still
+delivers."""
+from __future__ import annotations
+
+import signal
+import threading
+
+import pytest
+
+from aeron_py import Aeron, MediaDriver
+from aeron_py.errors import AeronError
+from aeron_py.traffic import QuietIdle, TrafficBell
+from conftest import free_udp_port, wait_until
+
+pytestmark = [pytest.mark.timeout(60), pytest.mark.integration]
+
+STREAM = 1810
+
+
+def connected_pair(aeron: Aeron, port: int):
+    channel = f"aeron:udp?endpoint=127.0.0.1:{port}"
+    sub = aeron.add_subscription(channel, STREAM)
+    pub = aeron.add_publication(channel, STREAM)
+    wait_until(lambda: pub.is_connected and sub.is_connected, 10, "connected")
+    return pub, sub
+
+
+def receive(sub, count: int = 1) -> list[bytes]:
+    got: list[bytes] = []
+    wait_until(lambda: sub.poll(lambda buf, header: got.append(bytes(buf)), 10) >= 0 and len(got) >= count,
+               10, f"{count} message(s)")
+    return got
+
+
+def heartbeats_received(driver: MediaDriver) -> int:
+    with driver.stat() as stat:
+        return stat.system_counters()["Heartbeats received"]
+
+
+@pytest.fixture
+def quiet_driver():
+    with MediaDriver(publication_linger_timeout_ns=0, quiet_idle=QuietIdle(after=0.0, period=0.05)) as d:
+        yield d
+
+
+def test_data_rings_the_bell_and_wakes_a_waiter(driver: MediaDriver) -> None:
+    bell = driver.traffic
+    with Aeron(driver=driver) as aeron:
+        pub, sub = connected_pair(aeron, free_udp_port())
+        seen = bell.sequence()
+        woke: list[bool] = []
+        waiter = threading.Thread(target=lambda: woke.append(bell.wait(seen, 20.0)))
+        waiter.start()
+        wait_until(lambda: pub.offer(b"ring") > 0, 5, "offer")
+        waiter.join(25)
+        assert woke == [True]
+        assert bell.sequence() > seen
+        assert receive(sub) == [b"ring"]  # the data is in the log buffer once the bell rang
+
+
+def test_heartbeats_do_not_ring_the_bell(driver: MediaDriver) -> None:
+    bell = driver.traffic
+    with Aeron(driver=driver) as aeron:
+        pub, sub = connected_pair(aeron, free_udp_port())  # kept open: they heartbeat
+        seen = bell.sequence()
+        before = heartbeats_received(driver)
+        wait_until(lambda: heartbeats_received(driver) >= before + 5, 10, "five heartbeats (100 ms apart)", step=0.01)
+        assert pub.is_connected and sub.is_connected
+        assert bell.sequence() == seen
+        assert bell.wait(seen, 0.0) is False
+
+
+def test_a_ring_between_the_poll_and_the_wait_is_not_lost(driver: MediaDriver) -> None:
+    bell = driver.traffic
+    with Aeron(driver=driver) as aeron:
+        pub, sub = connected_pair(aeron, free_udp_port())
+        seen = bell.sequence()  # read before the (last, empty) poll ...
+        wait_until(lambda: pub.offer(b"early") > 0, 5, "offer")
+        wait_until(lambda: bell.sequence() != seen, 10, "the ring")
+        # ... so a wait after the ring returns at once instead of sleeping out its timeout
+        assert bell.wait(seen, 30.0) is True
+        assert receive(sub) == [b"early"]
+
+
+def test_end_of_stream_rings_the_bell(driver: MediaDriver) -> None:
+    bell = driver.traffic
+    with Aeron(driver=driver) as aeron:
+        pub, sub = connected_pair(aeron, free_udp_port())
+        seen = bell.sequence()
+        pub.close()
+        assert bell.wait(seen, 20.0) is True
+
+
+def test_quiet_driver_still_delivers_and_goes_quiet(quiet_driver: MediaDriver) -> None:
+    bell = quiet_driver.traffic
+    assert quiet_driver.quiet_idle == QuietIdle(after=0.0, period=0.05)
+    with Aeron(driver=quiet_driver) as aeron:
+        pub, sub = connected_pair(aeron, free_udp_port())
+        for i in range(5):
+            bell.touch()
+            wait_until(lambda: pub.offer(b"%d" % i) > 0, 5, "offer")
+        assert receive(sub, 5) == [b"0", b"1", b"2", b"3", b"4"]
+        wait_until(lambda: bell.quiet_for() > 0.2, 5, "a quiet spell")
+        seen = bell.sequence()
+        wait_until(lambda: pub.offer(b"after quiet") > 0, 5, "offer")
+        assert bell.wait(seen, 20.0) is True
+        assert receive(sub) == [b"after quiet"]
+
+
+def test_touch_counts_as_traffic_without_ringing(driver: MediaDriver) -> None:
+    bell = driver.traffic
+    seen = bell.sequence()
+    wait_until(lambda: bell.quiet_for() > 0.01, 5, "some quiet")
+    bell.touch()
+    assert bell.quiet_for() < 0.01 or bell.last_traffic() > 0
+    assert bell.sequence() == seen
+
+
+def test_a_raising_signal_handler_interrupts_a_wait(driver: MediaDriver) -> None:
+    class Interrupted(Exception):
+        pass
+
+    def handler(signum: int, frame: object) -> None:
+        raise Interrupted
+
+    bell = driver.traffic
+    previous = signal.signal(signal.SIGALRM, handler)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.2)
+        with pytest.raises(Interrupted):
+            bell.wait(bell.sequence(), 30.0)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_bell_outlives_its_driver_safely() -> None:
+    d = MediaDriver(publication_linger_timeout_ns=0)
+    bell = d.traffic
+    d.close()
+    del d
+    assert bell.wait(bell.sequence(), 0.01) is False
+    assert bell.fileno() >= 0
+    bell.touch()
+
+
+def test_bad_arguments_and_configurations() -> None:
+    for bad in ({"after": -1.0}, {"period": 0.0}, {"period": 2.0}, {"after": float("inf")}, {"period": True}):
+        with pytest.raises(ValueError, match="QuietIdle"):
+            QuietIdle(**bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="endpoint filter"):
+        MediaDriver(quiet_idle=QuietIdle(), endpoint_filter=None)
+    with pytest.raises(ValueError, match="SHARED"):
+        MediaDriver(quiet_idle=QuietIdle(), threading_mode="DEDICATED")
+    with pytest.raises(TypeError, match="QuietIdle"):
+        MediaDriver(quiet_idle=0.5)  # type: ignore[arg-type]
+    with MediaDriver(endpoint_filter=None) as plain:
+        with pytest.raises(AeronError, match="traffic bell"):
+            plain.traffic
+    with MediaDriver() as d:
+        assert isinstance(d.traffic, TrafficBell)
+        with pytest.raises(ValueError, match="timeout"):
+            d.traffic.wait(0, -1.0)

@@ -1,0 +1,82 @@
+"""Quiet mode (issue 9): an idle server sleeps on its driver's traffic bell instead of
+polling, and wakes for the next message.
+
+Loop passes are counted by wrapping the server's ``_iterate`` (as test_echo_idle_cost
+does): polling with backoff makes hundreds of passes a second, sleeping on the bell
+about one per 100 ms housekeeping tick.
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from aeron_py.echo.server import EchoServer
+from echo_harness import PortBlocks, make_server, raw_peer, wait_until
+
+pytestmark = [pytest.mark.integration]
+
+BLOCKS = PortBlocks(20800, 21000)
+WINDOW = 1.0
+
+
+def passes_in(server: EchoServer, seconds: float) -> int:
+    """Loop passes during ``seconds`` of wall time."""
+    count = [0]
+    iterate = server._iterate
+
+    def counted(now: float) -> int:
+        count[0] += 1
+        return iterate(now)
+
+    server._iterate = counted  # type: ignore[method-assign]
+    try:
+        done = threading.Event()
+        done.wait(seconds)  # the window being measured, not a synchronisation
+    finally:
+        del server._iterate  # type: ignore[attr-defined]
+    return count[0]
+
+
+@pytest.mark.timeout(60)
+def test_an_idle_server_sleeps_until_the_next_message_and_answers_it() -> None:
+    ports = BLOCKS.take()
+    options = {"quiet_after": 0.3, "quiet_period": 0.02}
+    with make_server(ports, options=options) as server, raw_peer(ports) as peer:
+        pub, sub = peer.open_duologue(peer.handshake())
+        peer.send(pub, b"ECHO before")
+        assert peer.receive(sub, lambda m: True) == b"ECHO before"
+        assert server._driver is not None
+        bell = server._driver.traffic
+        wait_until(lambda: bell.quiet_for() > 0.5, 10, "a quiet spell", step=0.01)
+        quiet_passes = passes_in(server, WINDOW)
+        start = time.monotonic()
+        peer.send(pub, b"ECHO after")
+        assert peer.receive(sub, lambda m: True, timeout=10) == b"ECHO after"
+        answered_in = time.monotonic() - start
+        assert server.stats.duologues == 1
+    # about two passes per 100 ms tick (the tick's own work, then the wait)
+    assert quiet_passes <= 60, (quiet_passes, answered_in)
+
+
+@pytest.mark.timeout(60)
+def test_without_quiet_mode_an_idle_server_keeps_polling() -> None:
+    ports = BLOCKS.take()
+    with make_server(ports, options={"quiet_after": None}) as server, raw_peer(ports) as peer:
+        pub, sub = peer.open_duologue(peer.handshake())
+        peer.send(pub, b"ECHO x")
+        assert peer.receive(sub, lambda m: True) == b"ECHO x"
+        assert server._driver is not None and server._driver.quiet_idle is None
+        assert passes_in(server, WINDOW) > 100  # backoff parks at most 1 ms
+
+
+def test_quiet_options_are_checked() -> None:
+    from aeron_py.echo.server_options import ServerOptions
+
+    with pytest.raises(ValueError, match="quiet_after"):
+        ServerOptions(quiet_after=-1.0)
+    with pytest.raises(ValueError, match="quiet_period"):
+        ServerOptions(quiet_period=0.0)
+    with pytest.raises(ValueError, match="quiet_period"):
+        ServerOptions(quiet_period=1.5)
