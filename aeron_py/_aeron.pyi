@@ -683,6 +683,10 @@ class DriverContext:
         """
         aeron_driver_context_set_conductor_idle_strategy_init_args
         """
+    def set_conductor_queue_capacity(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_py_driver_context_set_conductor_queue_capacity (driver_queues.h): the conductor's command ring, larger than Aeron's fixed 128 KiB so that a SHARED driver with thousands of channels cannot fill it and spin forever.
+        """
     def set_counters_buffer_length(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
         aeron_driver_context_set_counters_buffer_length

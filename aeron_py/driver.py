@@ -3,7 +3,8 @@
 >>> with MediaDriver() as driver, Aeron(dir=driver.dir) as aeron:
 ...     ...
 
-Defaults for this package (2-core friendly): SHARED threading mode, Aeron's
+Defaults for this package (2-core friendly): SHARED threading mode, a 4 MiB conductor
+command queue (Aeron's 128 KiB can fill and hang a SHARED driver), Aeron's
 ``backoff`` idle strategy for every agent, and — when ``dir`` is omitted — a unique
 directory under /dev/shm that is deleted when the driver closes.
 """
@@ -44,6 +45,11 @@ class ThreadingMode(enum.IntEnum):
 OPTIONS: tuple[str, ...] = tuple(
     sorted(name[len("set_"):] for name in dir(_aeron.DriverContext) if name.startswith("set_"))
 )
+
+#: The conductor's command ring (Aeron's own is 128 KiB): in the SHARED threading mode a full
+#: ring never drains and the driver spins forever (see cpp/driver_queues.h). 4 MiB holds about
+#: 13,000 create-image commands, far above what the endpoint filter admits at once.
+CONDUCTOR_QUEUE_CAPACITY = 4 * 1024 * 1024
 
 _IDLE_AGENTS = ("conductor", "sender", "receiver", "sharednetwork", "shared")
 _live: "weakref.WeakSet[MediaDriver]" = weakref.WeakSet()
@@ -98,7 +104,7 @@ class MediaDriver:
         if not parent.is_dir():
             raise FileNotFoundError(f"MediaDriver: parent directory of dir={self._dir!r} does not exist")
 
-        settings: dict[str, Any] = {}
+        settings: dict[str, Any] = {"conductor_queue_capacity": CONDUCTOR_QUEUE_CAPACITY}
         if idle_strategy is not None:
             settings.update({f"{agent}_idle_strategy": idle_strategy for agent in _IDLE_AGENTS})
         if self._owns_dir:

@@ -1,10 +1,13 @@
 // The embedded C media driver: aeron_driver_context_t (setters named after
 // aeron_driver_context_set_*) and aeron_driver_t (init, start, do_work, close).
+#include <cerrno>
+
 #include "common.hpp"
 #include "endpoint_filter_binding.hpp"
 
 extern "C" {
 #include "aeronmd.h"
+#include "driver_queues.h"
 }
 
 namespace aeron_py {
@@ -213,6 +216,19 @@ void init_driver(py::module_ &m) {
     AERON_PY_STRING_SETTER(receiver_idle_strategy_init_args);
     AERON_PY_STRING_SETTER(sharednetwork_idle_strategy_init_args);
     AERON_PY_STRING_SETTER(shared_idle_strategy_init_args);
+    cls.def(
+        "set_conductor_queue_capacity",
+        [](DriverContext &c, size_t capacity) {
+            if (aeron_py_driver_context_set_conductor_queue_capacity(c.check(), capacity) < 0) {
+                if (errno == EINVAL)
+                    throw py::value_error("conductor_queue_capacity must be a power of two >= 131072 bytes");
+                throw std::bad_alloc();
+            }
+        },
+        py::arg("value"),
+        "aeron_py_driver_context_set_conductor_queue_capacity (driver_queues.h): the conductor's command ring, "
+        "larger than Aeron's fixed 128 KiB so that a SHARED driver with thousands of channels cannot fill it "
+        "and spin forever.");
     AERON_PY_GETTER(term_buffer_length);
     AERON_PY_GETTER(ipc_term_buffer_length);
     AERON_PY_GETTER(mtu_length);

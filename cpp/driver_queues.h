@@ -1,0 +1,37 @@
+/* The driver's command queues, sized for thousands of channels on one SHARED agent.
+ *
+ * Aeron's receiver and sender hand work to the conductor through an MPSC ring of 128 KiB
+ * (AERON_COMMAND_RB_CAPACITY, a compile-time constant): a create-image command per new
+ * session (about 320 bytes), a response-connected per publication that gains a receiver,
+ * a release per closed resource. The conductor drains one command per duty cycle
+ * (AERON_COMMAND_DRAIN_LIMIT) and an agent that finds the ring full yields until there is
+ * room. In the SHARED threading mode the conductor is that same agent, so a full ring
+ * never drains: the driver spins forever and aeron_driver_close waits for it forever.
+ * A burst of new sessions while duty cycles are slow (2-10 ms each at thousands of
+ * channels) fills 128 KiB in well under a second; aeron_py's load generator hung this way
+ * at 1,100-1,550 held duologues.
+ *
+ * aeron_py_driver_context_set_conductor_queue_capacity replaces the ring with a larger one
+ * before aeron_driver_init. The endpoint filter bounds admitted new sessions (max_pending),
+ * so the commands in flight stay far below its capacity. No policy here: the size comes
+ * from the caller.
+ */
+#ifndef AERON_PY_DRIVER_QUEUES_H
+#define AERON_PY_DRIVER_QUEUES_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct aeron_driver_context_stct aeron_driver_context_t;
+
+/* `capacity`: a power of two >= 128 KiB. 0, or -1 with errno set (EINVAL, ENOMEM). */
+int aeron_py_driver_context_set_conductor_queue_capacity(aeron_driver_context_t *context, size_t capacity);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
