@@ -68,6 +68,7 @@ public:
         context.in_use = true;
         context_ = ctx;
         owner_ = &context;
+        aeron_py_driver_attach_conductor_drain(driver_);  // quiet idle drains the conductor's ring
         if (filter_) {
             try {
                 filter_->attach_counters(ctx);

@@ -26,9 +26,22 @@ extern "C" {
 #endif
 
 typedef struct aeron_driver_context_stct aeron_driver_context_t;
+typedef struct aeron_driver_stct aeron_driver_t;
 
 /* `capacity`: a power of two >= 128 KiB. 0, or -1 with errno set (EINVAL, ENOMEM). */
 int aeron_py_driver_context_set_conductor_queue_capacity(aeron_driver_context_t *context, size_t capacity);
+
+/* A bigger ring only postpones the hang when commands keep coming faster than one per duty
+ * cycle (e.g. a re-resolve per stale manual-MDC destination every 5 s, at thousands of
+ * publications). So the quiet idle strategy (traffic_bell.h), which runs on the SHARED
+ * agent between duty cycles, i.e. on the conductor's own thread, also drains the ring, up
+ * to `limit` commands, as the conductor does (one at a time, none while an asynchronous
+ * command is in progress). Returns the number run. */
+int aeron_py_conductor_drain(void *conductor, int limit);
+
+/* After aeron_driver_init, before aeron_driver_start: gives the quiet idle strategy, when it
+ * is the driver's SHARED idle strategy, the conductor to drain. 1 if attached, else 0. */
+int aeron_py_driver_attach_conductor_drain(aeron_driver_t *driver);
 
 #ifdef __cplusplus
 }

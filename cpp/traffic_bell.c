@@ -16,6 +16,7 @@
 #include "aeron_alloc.h"
 #include "protocol/aeron_udp_protocol.h"
 
+#include "driver_queues.h"
 #include "traffic_bell.h"
 
 struct aeron_py_traffic_bell_stct
@@ -175,8 +176,17 @@ aeron_py_quiet_idle_t *aeron_py_quiet_idle_create(aeron_py_traffic_bell_t *bell,
     state->spins = 0;
     state->yields = 0;
     state->park_ns = QUIET_MIN_PARK_NS;
+    state->conductor = NULL;
     return state;
 }
+
+void aeron_py_quiet_idle_attach_conductor(void *state, void *conductor)
+{
+    ((aeron_py_quiet_idle_t *)state)->conductor = conductor;
+}
+
+/* Commands the conductor runs per idle call on top of its own one per duty cycle. */
+#define QUIET_DRAIN_LIMIT (256)
 
 static void sleep_ns(int64_t duration_ns)
 {
@@ -187,6 +197,10 @@ static void sleep_ns(int64_t duration_ns)
 void aeron_py_quiet_idle(void *state_ptr, int work_count)
 {
     aeron_py_quiet_idle_t *state = state_ptr;
+    if (NULL != state->conductor)
+    {
+        work_count += aeron_py_conductor_drain(state->conductor, QUIET_DRAIN_LIMIT);
+    }
     const int64_t now_ns = monotonic_ns();
     if (now_ns - aeron_py_traffic_bell_last_ns(state->bell) >= state->hot_ns)
     {

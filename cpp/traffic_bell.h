@@ -66,12 +66,15 @@ typedef struct aeron_py_quiet_idle_stct
     int64_t spins;
     int64_t yields;
     int64_t park_ns;
+    void *conductor;                /* the driver's conductor, drained between duty cycles (driver_queues.h) */
 }
 aeron_py_quiet_idle_t;
 
 /* A state allocated with aeron_alloc (the driver context frees it), or NULL with errno set. */
 aeron_py_quiet_idle_t *aeron_py_quiet_idle_create(aeron_py_traffic_bell_t *bell, int64_t hot_ns, int64_t period_ns);
 void aeron_py_quiet_idle(void *state, int work_count);
+/* Before aeron_driver_start: the conductor (aeron_driver_conductor_t *) to drain. */
+void aeron_py_quiet_idle_attach_conductor(void *state, void *conductor);
 
 #ifdef __cplusplus
 }
