@@ -30,6 +30,7 @@ __all__ = [
     "SparkUnavailable",
     "MasterAddress",
     "build_session",
+    "default_driver_memory",
     "parse_standalone_master",
     "probe_master",
     "spark_log_level",
@@ -141,6 +142,21 @@ def _wait_for_executors(spark: SparkSession, url: str, timeout: float) -> None:
             f"within {timeout:g} s: are workers running and offering enough cores/memory?"
             + (f" ({type(cause).__name__}: {str(cause).splitlines()[0] if str(cause) else ''})" if cause else "")
         )
+
+
+def default_driver_memory(min_mib: int = 2048, max_mib: int = 8192) -> str:
+    """JVM heap for an embedded batch job: a quarter of this machine's memory, at least
+    ``min_mib`` and at most ``max_mib`` MiB (e.g. ``"5939m"`` on 23 GiB).
+
+    The batch job keeps the parsed events in memory: with a 2 GiB heap, 10 M events
+    (1.6 GB of JSON) spill to disk and garbage collection dominates (measured: the job
+    took twice as long as with 6 GiB). The heap is reserved, not committed, up front.
+    """
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not POSIX: the floor
+        return f"{min_mib}m"
+    return f"{max(min_mib, min(max_mib, total // 4 // 2**20))}m"
 
 
 def build_session(
