@@ -56,16 +56,18 @@ from aeron_py.analytics.tables import (
     RTT_BUCKET_RATIO,
     build_driver_counters,
     build_driver_records,
-    build_per_address,
     build_per_ip,
     build_rtt,
     build_timeseries,
+    event_counts,
     histogram_percentiles,
     object_aggregate_keys,
+    per_address_from_counts,
     per_key_summary,
     rtt_histogram,
     rtt_percentiles,
     rtt_table,
+    timeseries_from_counts,
 )
 from aeron_py.blocklist import Blocklist, Entry, parse_network
 
@@ -275,9 +277,10 @@ def _per_ip_outputs(per_address: DataFrame, config: JobConfig, tables: ReportTab
     }
 
 
-def _timeseries_outputs(events: DataFrame, first_ts: float | None, out: Path, tables: ReportTables) -> dict[str, Any]:
-    """Write ``timeseries/``; keep the page the report plots; return its facts."""
-    series = build_timeseries(events, first_ts).persist(StorageLevel.MEMORY_AND_DISK)  # one row a minute
+def _timeseries_outputs(counts: DataFrame, out: Path, tables: ReportTables) -> dict[str, Any]:
+    """Write ``timeseries/`` (from :func:`.tables.event_counts` rows); keep the page the
+    report plots; return its facts."""
+    series = timeseries_from_counts(counts).persist(StorageLevel.MEMORY_AND_DISK)  # one row a minute
     try:
         _write(series.withColumn("minute_utc", F.timestamp_seconds("minute")).orderBy("minute"), out / "timeseries")
         tables.timeseries, truncated = _page(series.orderBy("minute"), MAX_REPORT_MINUTES)
@@ -378,12 +381,15 @@ def run_job(spark: SparkSession, config: JobConfig) -> dict[str, Any]:
         first_ts, last_ts = counts.pop("first_ts"), counts.pop("last_ts")
         report.update(counts)
         events = raw.filter(F.col("status") == STATUS_OK).drop("status")
-        per_address = build_per_address(events).persist(StorageLevel.MEMORY_AND_DISK)
+        # Two aggregation levels: events counted per address, minute and kind (one pass),
+        # then per address and per minute from those rows (see tables.event_counts).
+        grouped = event_counts(events, first_ts).persist(StorageLevel.MEMORY_AND_DISK)
+        per_address = per_address_from_counts(grouped).persist(StorageLevel.MEMORY_AND_DISK)
         try:
             with _step("per-IP summary and verdicts"):
                 report["clients"] = _per_ip_outputs(per_address, config, tables)
             with _step("time series"):
-                series = _timeseries_outputs(events, first_ts, out, tables)
+                series = _timeseries_outputs(grouped, out, tables)
             with _step("driver counters, loss and errors"):
                 report["driver"] = {"snapshots": counts["events_by_kind"].get("driver_snapshot", 0),
                                     **_driver_outputs(events, out, tables)}
@@ -391,6 +397,7 @@ def run_job(spark: SparkSession, config: JobConfig) -> dict[str, Any]:
                 report["rtt"] = _rtt_outputs(events, per_address, out, tables)
         finally:
             per_address.unpersist()
+            grouped.unpersist()
     finally:
         raw.unpersist()
 

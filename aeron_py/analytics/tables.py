@@ -32,6 +32,9 @@ __all__ = [
     "build_rtt",
     "build_timeseries",
     "count_names",
+    "event_counts",
+    "per_address_from_counts",
+    "timeseries_from_counts",
     "histogram_percentiles",
     "object_aggregate_keys",
     "per_key_summary",
@@ -91,28 +94,69 @@ _SUM_COLUMNS = ("msgs_in", "msgs_out", "bytes_in", "bytes_out")
 _RTT_STATS = ("min_us", "mean_us", "max_us")
 
 
+#: The group keys of :func:`event_counts` besides ``address``: every column the
+#: conditions of :func:`count_names` look at, plus the minute.
+_DETAIL_KEYS = ("minute", "kind", "reason", "key_valid", "wrong_ip")
+
+
+def event_counts(events: DataFrame, first_ts: float | None) -> DataFrame:
+    """Events (all but driver snapshots) counted per ``address`` (when the frame has
+    one), minute and every column a count condition looks at: ``n`` events, and per
+    group the sums, first/last time and RTT statistics the tables need.
+
+    The first of two aggregation levels: one cheap pass over all events (one count and
+    a few sums per row, instead of every count condition per row) whose rows, about a
+    tenth of the events, feed both :func:`build_per_address` and
+    :func:`build_timeseries`. ``open_before`` counts duologues closed in the log but
+    created before ``first_ts`` (the log's first event).
+    """
+    closed, rtt_sample = _is("duologue_closed"), _is("rtt_sample")
+    rtt = F.when(rtt_sample, F.col("rtt_us"))
+    address = [F.col("address")] if "address" in events.columns else []
+    keys = [*address, _minute(F.col("ts")).alias("minute"), *[F.col(c) for c in _DETAIL_KEYS[1:]]]
+    return (
+        events.filter(~_is("driver_snapshot"))
+        .groupBy(*keys)
+        .agg(
+            F.count("*").alias("n"),
+            F.count_if(closed & (F.col("ts") - F.col("lifetime_s") < F.lit(first_ts))).alias("open_before"),
+            *[F.sum(F.when(closed, F.col(c))).alias(c) for c in _SUM_COLUMNS],
+            F.min("ts").alias("first_ts"),
+            F.max("ts").alias("last_ts"),
+            F.min(rtt).alias("min_us"),
+            F.sum(rtt).alias("rtt_sum"),
+            F.max(rtt).alias("max_us"),
+        )
+    )
+
+
+def _counted(counts: DataFrame) -> list[Column]:
+    """Every count of :func:`count_names` as a sum over :func:`event_counts` rows."""
+    return [F.coalesce(F.sum(F.when(cond, F.col("n"))), F.lit(0)).alias(name) for name, cond in _count_columns()]
+
+
+def per_address_from_counts(counts: DataFrame) -> DataFrame:
+    """:func:`build_per_address` from :func:`event_counts` rows."""
+    return counts.groupBy("address").agg(
+        *_counted(counts),
+        *[F.sum(c).alias(c) for c in _SUM_COLUMNS],
+        F.min("first_ts").alias("first_ts"),
+        F.max("last_ts").alias("last_ts"),
+        F.min("min_us").alias("min_us"),
+        (F.sum("rtt_sum") / F.sum(F.when(_is("rtt_sample"), F.col("n")))).alias("mean_us"),
+        F.max("max_us").alias("max_us"),
+    )
+
+
 def build_per_address(events: DataFrame) -> DataFrame:
     """One row per client address (all events but driver snapshots): every count of
     :func:`count_names`, the summed traffic of closed duologues, first/last event time
     and the RTT ``min_us``/``mean_us``/``max_us`` of its ``rtt_sample`` events.
 
-    One aggregation (Spark's code-generated hash aggregate) that both the per-key
-    summary (:func:`per_key_summary`) and the RTT table (:func:`rtt_table`) are built from.
+    Both the per-key summary (:func:`per_key_summary`) and the RTT table
+    (:func:`rtt_table`) are built from it (via :func:`event_counts`).
     """
-    rtt = F.when(_is("rtt_sample"), F.col("rtt_us"))
-    return (
-        events.filter(~_is("driver_snapshot"))
-        .groupBy("address")
-        .agg(
-            *[F.count_if(cond).alias(name) for name, cond in _count_columns()],
-            *[F.sum(F.when(_is("duologue_closed"), F.col(c))).alias(c) for c in _SUM_COLUMNS],
-            F.min("ts").alias("first_ts"),
-            F.max("ts").alias("last_ts"),
-            F.min(rtt).alias("min_us"),
-            F.avg(rtt).alias("mean_us"),
-            F.max(rtt).alias("max_us"),
-        )
-    )
+    return per_address_from_counts(event_counts(events, None))
 
 
 def per_key_summary(per_address: DataFrame, ipv6_prefix: int, rules: AbuseRules) -> DataFrame:
@@ -157,16 +201,13 @@ def build_timeseries(
     first event (``ts - lifetime_s < first_ts``) count as open from the first minute on.
     Columns: ``minute`` (epoch seconds), the counts, ``active_duologues``.
     """
-    closed = _is("duologue_closed")
+    return timeseries_from_counts(event_counts(events, first_ts), max_filled_minutes)
+
+
+def timeseries_from_counts(counts: DataFrame, max_filled_minutes: int = MAX_FILLED_MINUTES) -> DataFrame:
+    """:func:`build_timeseries` from :func:`event_counts` rows."""
     names = count_names()
-    per_minute = (
-        events.filter(~_is("driver_snapshot"))
-        .groupBy(_minute(F.col("ts")).alias("minute"))
-        .agg(
-            *[F.count_if(cond).alias(name) for name, cond in _count_columns()],
-            F.count_if(closed & (F.col("ts") - F.col("lifetime_s") < F.lit(first_ts))).alias("open_before"),
-        )
-    )
+    per_minute = counts.groupBy("minute").agg(*_counted(counts), F.sum("open_before").alias("open_before"))
     lo, hi = F.col("lo"), F.col("hi")
     filled = (
         per_minute.agg(F.min("minute").alias("lo"), F.max("minute").alias("hi"))

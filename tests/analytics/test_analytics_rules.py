@@ -226,7 +226,9 @@ def test_timeseries_is_not_filled_beyond_the_limit(spark: SparkSession) -> None:
     rows = [("hello", float(T)), ("hello", T + 61.0), ("hello", T + 600.0)]
     frame = spark.createDataFrame(rows, "kind string, ts double").select(
         "kind", "ts", *[F.lit(None).cast(t).alias(c) for c, t in (
-            ("key_valid", "boolean"), ("reason", "string"), ("wrong_ip", "boolean"), ("lifetime_s", "double"))])
+            ("key_valid", "boolean"), ("reason", "string"), ("wrong_ip", "boolean"), ("lifetime_s", "double"),
+            ("msgs_in", "long"), ("msgs_out", "long"), ("bytes_in", "long"), ("bytes_out", "long"),
+            ("rtt_us", "double"))])
     assert [r["minute"] - int(T) for r in _series(build_timeseries(frame, T, max_filled_minutes=10))] == [
         60 * m for m in range(11)]
     assert [r["minute"] - int(T) for r in _series(build_timeseries(frame, T, max_filled_minutes=9))] == [0, 60, 600]
