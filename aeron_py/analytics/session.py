@@ -10,7 +10,8 @@ Three ways to run:
 * under ``spark-submit``: whatever spark-submit configured (no master is forced).
 
 Every session uses UTC, few shuffle partitions (the data per key is small) and shows
-console progress bars.
+console progress bars; embedded sessions also read input in splits of at most 32 MB.
+The batch CLI sizes the embedded driver's heap with :func:`default_driver_memory`.
 """
 
 from __future__ import annotations
