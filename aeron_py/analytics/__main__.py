@@ -80,9 +80,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="IPv6 addresses are judged per network of this prefix length (default 64)")
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                         help="log level of this tool (Spark logs one level quieter; default INFO)")
-    parser.add_argument("--driver-memory", metavar="SIZE",
-                        help="JVM heap of the embedded Spark driver (local masters only; default a "
-                             "quarter of this machine's memory, 2g to 8g: the parsed events stay in memory)")
+    parser.add_argument("--driver-memory", default="2g", metavar="SIZE",
+                        help="JVM heap of the embedded Spark driver (local masters only; default 2g)")
     parser.add_argument("--executor-timeout", metavar="SECONDS", type=float, default=60.0,
                         help="spark:// only: give up if no executor registers within this time (default 60)")
     return parser
@@ -112,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     # Everything that can be wrong with the input is checked before Spark starts.
     from aeron_py.analytics.job import InputError, JobConfig, check_events_dir, run_job
     from aeron_py.analytics.rules import AbuseRules, RulesError
-    from aeron_py.analytics.session import SparkUnavailable, build_session, default_driver_memory
+    from aeron_py.analytics.session import SparkUnavailable, build_session
 
     try:
         check_events_dir(args.events_dir)
@@ -128,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         spark = build_session(
-            args.master, log_level=args.log_level, driver_memory=args.driver_memory or default_driver_memory(),
+            args.master, log_level=args.log_level, driver_memory=args.driver_memory,
             executor_timeout=args.executor_timeout,
         )
     except SparkUnavailable as exc:

@@ -28,8 +28,7 @@ per-address, per-key and per-minute tables are built; the driver snapshot rows a
 picked out once; per-client RTT percentiles are one more pass (Spark's
 ``percentile_approx``, hashed per client, not sorted), overall ones a logarithmic
 histogram (:func:`.tables.rtt_histogram`, within 1 % of the exact value: the report's
-``rtt.overall_percentile_error``). The four table steps run side by side (threads), so
-one step's planning overlaps another's tasks. Measured on 10 M events: see
+``rtt.overall_percentile_error``). Measured on 10 M events: see
 ``benchmarks/results/analytics.json``. Everything is DataFrame expressions (no Python
 UDFs, see :mod:`.tables`); every table is written by Spark, and the driver only ever
 holds bounded pages of them: at most :data:`TOP_N` top clients and slowest RTT clients,
@@ -45,8 +44,7 @@ import json
 import logging
 import math
 import time
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor, wait
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -196,24 +194,6 @@ def _step(name: str) -> Iterator[None]:
     started = time.monotonic()
     yield
     log.info("%s: %.1f s", name, time.monotonic() - started)
-
-
-def _side_by_side(steps: dict[str, Callable[[], dict[str, Any]]]) -> dict[str, dict[str, Any]]:
-    """Run independent steps in threads, so that Spark runs their jobs side by side: one
-    step's planning and code generation (single-threaded, in the driver) overlaps another's
-    tasks instead of leaving the cores idle. Each step's time is logged; the first failure
-    is raised once all steps have ended."""
-
-    def timed(name: str, step: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-        started = time.monotonic()
-        result = step()
-        log.info("%s: %.1f s, side by side", name, time.monotonic() - started)
-        return result
-
-    with ThreadPoolExecutor(max_workers=len(steps), thread_name_prefix="analytics-step") as pool:
-        futures = {name: pool.submit(timed, name, step) for name, step in steps.items()}
-        wait(futures.values())
-    return {name: future.result() for name, future in futures.items()}
 
 
 def _write(frame: DataFrame, path: Path) -> None:
@@ -411,19 +391,17 @@ def run_job(spark: SparkSession, config: JobConfig) -> dict[str, Any]:
         # then per address and per minute from those rows (see tables.event_counts).
         grouped = event_counts(events, first_ts).persist(StorageLevel.MEMORY_AND_DISK)
         per_address = per_address_from_counts(grouped).persist(StorageLevel.MEMORY_AND_DISK)
-        snapshots = counts["events_by_kind"].get("driver_snapshot", 0)
         try:
-            with _step("tables: per-IP, time series, driver, RTT (side by side)"), object_aggregate_keys(spark):
-                done = _side_by_side({
-                    "per-IP summary and verdicts": lambda: _per_ip_outputs(per_address, config, tables),
-                    "time series": lambda: _timeseries_outputs(grouped, out, tables),
-                    "driver counters, loss and errors": lambda: _driver_outputs(events, out, tables),
-                    "RTT percentiles": lambda: _rtt_outputs(events, per_address, out, tables),
-                })
-            report["clients"] = done["per-IP summary and verdicts"]
-            series = done["time series"]
-            report["driver"] = {"snapshots": snapshots, **done["driver counters, loss and errors"]}
-            report["rtt"] = done["RTT percentiles"]
+            with object_aggregate_keys(spark):
+                with _step("per-IP summary and verdicts"):
+                    report["clients"] = _per_ip_outputs(per_address, config, tables)
+                with _step("time series"):
+                    series = _timeseries_outputs(grouped, out, tables)
+                with _step("driver counters, loss and errors"):
+                    report["driver"] = {"snapshots": counts["events_by_kind"].get("driver_snapshot", 0),
+                                        **_driver_outputs(events, out, tables)}
+                with _step("RTT percentiles"):
+                    report["rtt"] = _rtt_outputs(events, per_address, out, tables)
         finally:
             per_address.unpersist()
             grouped.unpersist()

@@ -10,8 +10,7 @@ Three ways to run:
 * under ``spark-submit``: whatever spark-submit configured (no master is forced).
 
 Every session uses UTC, few shuffle partitions (the data per key is small) and shows
-console progress bars; embedded sessions also read input in splits of at most 32 MB.
-The batch CLI sizes the embedded driver's heap with :func:`default_driver_memory`.
+console progress bars.
 """
 
 from __future__ import annotations
@@ -31,7 +30,6 @@ __all__ = [
     "SparkUnavailable",
     "MasterAddress",
     "build_session",
-    "default_driver_memory",
     "parse_standalone_master",
     "probe_master",
     "spark_log_level",
@@ -145,21 +143,6 @@ def _wait_for_executors(spark: SparkSession, url: str, timeout: float) -> None:
         )
 
 
-def default_driver_memory(min_mib: int = 2048, max_mib: int = 8192) -> str:
-    """JVM heap for an embedded batch job: a quarter of this machine's memory, at least
-    ``min_mib`` and at most ``max_mib`` MiB (e.g. ``"5939m"`` on 23 GiB).
-
-    The batch job keeps the parsed events in memory: with a 2 GiB heap, 10 M events
-    (1.6 GB of JSON) spill to disk and garbage collection dominates (measured: the job
-    took twice as long as with 6 GiB). The heap is reserved, not committed, up front.
-    """
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):  # not POSIX: the floor
-        return f"{min_mib}m"
-    return f"{max(min_mib, min(max_mib, total // 4 // 2**20))}m"
-
-
 def build_session(
     master: str | None = None,
     *,
@@ -193,9 +176,6 @@ def build_session(
         cores = _local_cores(master)
         conf["spark.ui.enabled"] = "false"
         conf["spark.sql.shuffle.partitions"] = str(max(2, 2 * cores))
-        # Input splits of at most 32 MB (Spark's default: 128 MB): about 50 parse tasks for
-        # 10 M events, so the last wave leaves few cores idle.
-        conf["spark.sql.files.maxPartitionBytes"] = str(32 * 2**20)
         conf["spark.driver.memory"] = driver_memory  # effective if the JVM starts here
         conf["spark.driver.host"] = "127.0.0.1"
         conf["spark.driver.bindAddress"] = "127.0.0.1"
