@@ -120,22 +120,67 @@ def dataset(data_dir: Path, events: int, seed: int) -> tuple[Path, float | None]
     return directory, time.monotonic() - started
 
 
-def run_job(events_dir: Path, master: str, timeout: float, extra: list[str]) -> dict[str, Any]:
-    """Run the CLI in a fresh process; wall time includes all start-up."""
+def job_command(source: Path | None) -> list[str]:
+    """The CLI, from this tree or (``source``) from a plain copy of another version's
+    ``aeron_py`` (its built extension copied in), past this tree's editable install."""
+    if source is None:
+        return [sys.executable, "-m", "aeron_py.analytics"]
+    code = (
+        "import runpy, sys; sys.meta_path[:] = [f for f in sys.meta_path "
+        "if 'editable' not in (type(f).__module__ + type(f).__name__).lower()]; "
+        f"sys.path.insert(0, {str(source)!r}); sys.argv[0] = 'aeron_py.analytics'; "
+        "runpy.run_module('aeron_py.analytics', run_name='__main__', alter_sys=True)"
+    )
+    return [sys.executable, "-c", code]
+
+
+def _tree_cpu_s(root: int, seen: dict[int, float]) -> None:
+    """Record the CPU seconds (user + system) of ``root`` and its descendants (the JVM)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    stack = [root]
+    while stack:
+        pid = stack.pop()
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            seen[pid] = (int(fields[11]) + int(fields[12])) / tick
+            stack += [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        except (OSError, ValueError, IndexError):
+            continue
+
+
+def run_job(events_dir: Path, master: str, timeout: float, extra: list[str],
+            source: Path | None = None) -> dict[str, Any]:
+    """Run the CLI in a fresh process; wall time includes all start-up. ``cpu_s``: CPU
+    seconds of the process tree (sampled every 0.2 s, so a little low), which other
+    work on the machine disturbs far less than wall time."""
     with tempfile.TemporaryDirectory(prefix="analytics-bench-") as out:
-        command = [sys.executable, "-m", "aeron_py.analytics", str(events_dir), "--out", out,
+        command = [*job_command(source), str(events_dir), "--out", out,
                    "--master", master, "--log-level", "INFO", *extra]
-        env = {**os.environ, "PYTHONPATH": str(REPO)}
+        env = {**os.environ, "PYTHONPATH": str(source or REPO)}
+        cpu: dict[int, float] = {}
         started = time.monotonic()
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO)
-        wall = time.monotonic() - started
+        with tempfile.TemporaryFile("w+") as stderr:
+            proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, text=True, env=env,
+                                    cwd=source or REPO)
+            deadline = started + timeout
+            while proc.poll() is None and time.monotonic() < deadline:
+                _tree_cpu_s(proc.pid, cpu)
+                time.sleep(0.2)
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            wall = time.monotonic() - started
+            stderr.seek(0)
+            log_text = stderr.read()
         if proc.returncode != 0:
-            raise RuntimeError(f"job failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
+            raise RuntimeError(f"job failed ({proc.returncode}):\n{log_text[-4000:]}")
         report = json.loads((Path(out) / "report.json").read_text())
-    lines = proc.stderr.replace("\r", "\n").splitlines()
-    steps = [line.split("analytics.job: ", 1)[1] for line in lines
-             if "analytics.job: " in line and line.endswith(" s")]
-    return {"wall_s": round(wall, 2), "job_s": report["elapsed_s"], "report": report, "steps": steps}
+    lines = log_text.replace("\r", "\n").splitlines()
+    logged = [line.split("analytics.job: ", 1)[1] for line in lines if "analytics.job: " in line]
+    steps = [line for line in logged if line.endswith(" s")]
+    side_by_side = [line for line in logged if line.endswith(" s, side by side")]
+    return {"wall_s": round(wall, 2), "job_s": report["elapsed_s"], "cpu_s": round(sum(cpu.values()), 1),
+            "report": report, "steps": steps, **({"side_by_side": side_by_side} if side_by_side else {})}
 
 
 def _stages(run: dict[str, Any]) -> list[tuple[str, float]]:
@@ -178,6 +223,33 @@ def plot(results: dict[str, Any], path: Path) -> None:
     fig.savefig(path)
 
 
+def before_run(args: argparse.Namespace, events: int) -> dict[str, Any]:
+    """The previous version's job (``--before-source``) on the same data, same master."""
+    directory, _ = dataset(args.data_dir, events, args.seed)
+    load_start = os.getloadavg()
+    run = run_job(directory, args.master, args.timeout, args.job_args, args.before_source)
+    report = run.pop("report")
+    print(f"    before: job {run['wall_s']:.1f} s end to end, {run['cpu_s']:.0f} CPU s", flush=True)
+    return {"note": f"the previous version (from {args.before_source}), run right after 'after'",
+            "events": events, **run, "flagged": report["clients"]["flagged"],
+            "load_avg_start": load_start, "load_avg_after": os.getloadavg()}
+
+
+def ratios(before: dict[str, Any], after: dict[str, Any]) -> dict[str, float]:
+    """after / before of wall time, CPU time, parse, the table steps and plots."""
+    def seconds(run: dict[str, Any], *prefixes: str) -> float:
+        return sum(s for name, s in _stages(run) if name.startswith(prefixes))
+
+    tables = ("per-IP", "time series", "driver", "RTT", "tables")
+    pairs = {
+        "wall": (after["wall_s"], before["wall_s"]), "cpu": (after["cpu_s"], before["cpu_s"]),
+        "parse_and_count": (seconds(after, "parse"), seconds(before, "parse")),
+        "tables": (seconds(after, *tables), seconds(before, *tables)),
+        "plots": (seconds(after, "plots"), seconds(before, "plots")),
+    }
+    return {name: round(a / b, 2) for name, (a, b) in pairs.items() if b}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 3_000_000, 10_000_000])
@@ -191,6 +263,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--addresses", type=int, default=200_000, help="distinct addresses for --client-key")
     parser.add_argument("--before", type=Path, metavar="JSON",
                         help="a run (wall_s, steps, ...) of the previous version, kept as 'before' in the results")
+    parser.add_argument("--before-source", type=Path, metavar="DIR",
+                        help="a plain copy of the previous version's aeron_py (with its built extension) "
+                             "under DIR: its job runs right after this one on the largest size, as 'before'")
     parser.add_argument("job_args", nargs="*", help="extra arguments for the job (after --)")
     args = parser.parse_args(argv)
     if args.client_key:
@@ -215,17 +290,22 @@ def main(argv: list[str] | None = None) -> int:
         size = sum(p.stat().st_size for p in directory.glob("*.jsonl"))
         print(f"{events:>11,} events, {size / 1e6:,.0f} MB "
               f"({'cached' if generated_s is None else f'generated in {generated_s:.0f} s'})", flush=True)
+        load_start = os.getloadavg()
         run = run_job(directory, args.master, args.timeout, args.job_args)
         report = run.pop("report")
         results["runs"].append({
             "events": events, "input_bytes": size, "generate_s": generated_s and round(generated_s, 1),
+            "load_avg_start": load_start,
             **run, "events_per_s": round(events / run["wall_s"]), "flagged": report["clients"]["flagged"],
             "load_avg_after": os.getloadavg(),
         })
-        print(f"    job {run['wall_s']:.1f} s end to end ({run['job_s']:.1f} s inside), "
+        print(f"    job {run['wall_s']:.1f} s end to end ({run['job_s']:.1f} s inside, {run['cpu_s']:.0f} CPU s), "
               f"{events / run['wall_s']:,.0f} events/s", flush=True)
     if args.before:
         results["before"] = json.loads(args.before.read_text())
+    elif args.before_source:
+        results["before"] = before_run(args, max(args.sizes))
+        results["ratios_after_over_before"] = ratios(results["before"], results["runs"][-1])
     ten_m = [r for r in results["runs"] if r["events"] == TARGET_EVENTS]
     results["target"] = {
         "events": TARGET_EVENTS, "max_s": TARGET_SECONDS,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import math
 import os
 import socket
 import subprocess
@@ -148,6 +149,18 @@ def test_parquet_tables_agree_with_the_report(spark: SparkSession, result: tuple
     loss = spark.read.parquet(str(out / "driver_loss"))
     assert loss.count() == report["driver"]["loss_records"]
     assert set(loss.columns) >= {"ts", "server_id", "total_bytes_lost", "channel"}
+
+
+def test_overall_rtt_percentiles_are_within_one_percent(result: tuple[Path, dict[str, Any]],
+                                                       dataset: tuple[Path, dict]) -> None:
+    _, report = result
+    samples = sorted(float(e["rtt_us"]) for e in read_events(dataset[0])
+                     if e.get("kind") == "rtt_sample" and e.get("schema_version") == 1)
+    assert report["rtt"]["samples"] == len(samples) > 0
+    for name, p in (("p50_us", 0.5), ("p90_us", 0.9), ("p99_us", 0.99)):
+        exact = samples[max(1, math.ceil(p * len(samples))) - 1]
+        assert abs(report["rtt"][name] - exact) <= 0.01 * exact, (name, report["rtt"][name], exact)
+    assert "relative" in report["rtt"]["overall_percentile_error"]
 
 
 def test_verdicts_are_capped_and_say_so(spark: SparkSession, result: tuple[Path, dict[str, Any]],

@@ -17,6 +17,7 @@ from aeron_py.analytics.job import build_per_ip, build_rtt, build_timeseries
 from aeron_py.analytics.rules import AbuseRules, RulesError, apply_rules
 from aeron_py.analytics.schema import analysed, load_events
 from aeron_py.analytics.session import build_session
+from aeron_py.analytics.tables import RTT_BUCKET_RATIO, RTT_QUANTILES, histogram_percentiles, rtt_histogram
 from aeron_py.telemetry.writer import EventWriter
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(120)]
@@ -226,7 +227,9 @@ def test_timeseries_is_not_filled_beyond_the_limit(spark: SparkSession) -> None:
     rows = [("hello", float(T)), ("hello", T + 61.0), ("hello", T + 600.0)]
     frame = spark.createDataFrame(rows, "kind string, ts double").select(
         "kind", "ts", *[F.lit(None).cast(t).alias(c) for c, t in (
-            ("key_valid", "boolean"), ("reason", "string"), ("wrong_ip", "boolean"), ("lifetime_s", "double"))])
+            ("key_valid", "boolean"), ("reason", "string"), ("wrong_ip", "boolean"), ("lifetime_s", "double"),
+            ("msgs_in", "long"), ("msgs_out", "long"), ("bytes_in", "long"), ("bytes_out", "long"),
+            ("rtt_us", "double"))])
     assert [r["minute"] - int(T) for r in _series(build_timeseries(frame, T, max_filled_minutes=10))] == [
         60 * m for m in range(11)]
     assert [r["minute"] - int(T) for r in _series(build_timeseries(frame, T, max_filled_minutes=9))] == [0, 60, 600]
@@ -267,3 +270,21 @@ def test_rtt_percentiles_rank_error_is_bounded_by_the_accuracy(spark: SparkSessi
         target = max(1, math.ceil(p * len(values)))
         distance = 0 if low <= target <= high else min(abs(low - target), abs(high - target))
         assert distance <= len(values) / accuracy, (column, row[column], exact)
+
+
+def test_overall_rtt_percentiles_are_within_the_histogram_bound(spark: SparkSession) -> None:
+    """The overall percentiles come from 2 % log buckets: within sqrt(1.02) - 1 of the exact
+    nearest-rank value, and exact when the samples of the bucket hit are all equal."""
+    rng = random.Random(5)
+    values = [float(rng.randrange(50, 80_000)) for _ in range(5_000)] + [0.0, 0.5]
+    frame = spark.createDataFrame([("rtt_sample", "10.0.0.8", v) for v in values] + [
+        ("hello", "10.0.0.8", 1e9)], "kind string, address string, rtt_us double").repartition(3)
+    buckets = [(r["n"], r["lo"], r["hi"]) for r in rtt_histogram(frame).collect()]
+    assert sum(n for n, _, _ in buckets) == len(values)  # the hello's value is not a sample
+    bound = math.sqrt(RTT_BUCKET_RATIO) - 1
+    for p, got in zip(RTT_QUANTILES, histogram_percentiles(buckets)):
+        exact = _nearest_rank(values, p)
+        assert got is not None and abs(got - exact) <= bound * exact, (p, got, exact)
+    spread = [100.0, 200.0, 400.0, 800.0]  # one sample per bucket: exact
+    assert histogram_percentiles([(1, v, v) for v in spread]) == [200.0, 800.0, 800.0]
+    assert histogram_percentiles([]) == [None, None, None]
