@@ -163,3 +163,22 @@ def test_bad_arguments_and_configurations() -> None:
         assert isinstance(d.traffic, TrafficBell)
         with pytest.raises(ValueError, match="timeout"):
             d.traffic.wait(0, -1.0)
+
+
+def test_two_waiters_at_once_both_return_and_one_wakes(driver: MediaDriver) -> None:
+    """One waiter at a time is the contract; two at once must still only mean a late
+    return (at its timeout), never a hang or a crash."""
+    bell = driver.traffic
+    with Aeron(driver=driver) as aeron:
+        pub, sub = connected_pair(aeron, free_udp_port())
+        seen = bell.sequence()
+        results: list[bool] = []
+        waiters = [threading.Thread(target=lambda: results.append(bell.wait(seen, 3.0))) for _ in range(2)]
+        for waiter in waiters:
+            waiter.start()
+        wait_until(lambda: pub.offer(b"both") > 0, 5, "offer")
+        for waiter in waiters:
+            waiter.join(10)
+        assert not any(waiter.is_alive() for waiter in waiters)
+        assert len(results) == 2 and True in results
+        assert receive(sub) == [b"both"]
