@@ -645,6 +645,10 @@ class DriverContext:
         """
         aeron_driver_context_get_ipc_term_buffer_length
         """
+    def get_keepalive_interval_ns(self) -> int:
+        """
+        aeron_py_driver_context_keepalive_interval: 0 when keepalives are not thinned.
+        """
     def get_mtu_length(self) -> int:
         """
         aeron_driver_context_get_mtu_length
@@ -660,6 +664,10 @@ class DriverContext:
     def get_publication_reserved_session_id_low(self) -> int:
         """
         aeron_driver_context_get_publication_reserved_session_id_low
+        """
+    def get_rcv_status_message_timeout_ns(self) -> int:
+        """
+        aeron_driver_context_get_rcv_status_message_timeout_ns
         """
     def get_stream_session_limit(self) -> int:
         """
@@ -723,6 +731,10 @@ class DriverContext:
         """
         aeron_driver_context_set_ipc_term_buffer_length
         """
+    def set_keepalive_interval_ns(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_py_driver_context_set_keepalive_interval (keepalive_thinning.h): an idle stream's heartbeats (every 100 ms in Aeron) and unchanged status messages (every status_message_timeout) reach the socket at most once per interval per destination; the rest are counted in 'aeron_py keepalives thinned'.
+        """
     def set_loss_report_buffer_length(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
         aeron_driver_context_set_loss_report_buffer_length
@@ -766,6 +778,10 @@ class DriverContext:
     def set_rcv_initial_window_length(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
         aeron_driver_context_set_rcv_initial_window_length
+        """
+    def set_rcv_status_message_timeout_ns(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_rcv_status_message_timeout_ns
         """
     def set_receiver_idle_strategy(self, value: str) -> None:
         """

@@ -51,6 +51,11 @@ OPTIONS: tuple[str, ...] = tuple(
 #: 13,000 create-image commands, far above what the endpoint filter admits at once.
 CONDUCTOR_QUEUE_CAPACITY = 4 * 1024 * 1024
 
+#: ``keepalive_interval_ns`` bounds: Aeron's own heartbeat interval (100 ms) up to 2 s, well
+#: inside the 5 s a publication waits for a status message and the 10 s an image waits for
+#: a heartbeat by Aeron's defaults (see cpp/keepalive_thinning.h).
+KEEPALIVE_INTERVAL_RANGE_NS = (100_000_000, 2_000_000_000)
+
 _IDLE_AGENTS = ("conductor", "sender", "receiver", "sharednetwork", "shared")
 _live: "weakref.WeakSet[MediaDriver]" = weakref.WeakSet()
 
@@ -79,6 +84,16 @@ class MediaDriver:
     ``quiet_idle`` (a :class:`~aeron_py.traffic.QuietIdle`; SHARED mode and an endpoint
     filter needed): the driver runs one duty cycle per ``period`` once no traffic rang
     its :attr:`traffic` bell for ``after`` seconds (see :mod:`aeron_py.traffic`).
+
+    ``keepalive_interval_ns`` (an option of ours, off by default): an idle Aeron stream
+    sends a heartbeat every 100 ms and a status message every ``rcv_status_message_timeout_ns``
+    (200 ms); with this set, one of each per interval per destination reaches the socket,
+    unless it says something new (the first heartbeat after data, a status message whose
+    position, window or flags changed, end of stream, a SETUP request: those always go),
+    the rest are counted in the CnC counter ``aeron_py keepalives thinned``. Within
+    :data:`KEEPALIVE_INTERVAL_RANGE_NS`. A server with thousands of idle streams saves
+    most of its idle system calls; the price: a lost packet whose next keepalive is lost
+    too is noticed up to one interval later.
     """
 
     def __init__(self, dir: str | os.PathLike[str] | None = None, *,
@@ -117,6 +132,12 @@ class MediaDriver:
                 raise TypeError("MediaDriver: stream_session_limit given both as an option and in endpoint_filter")
             settings["stream_session_limit"] = endpoint_filter.stream_session_limit
         settings.update(options)
+        interval = settings.get("keepalive_interval_ns")
+        if interval is not None:
+            low, high = KEEPALIVE_INTERVAL_RANGE_NS
+            if isinstance(interval, bool) or not isinstance(interval, int) or not low <= interval <= high:
+                raise ValueError(f"MediaDriver: keepalive_interval_ns must be an int in [{low}, {high}] "
+                                 f"(100 ms to 2 s), got {interval!r}")
 
         context = _aeron.DriverContext()
         context.set_dir(self._dir)

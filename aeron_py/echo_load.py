@@ -229,6 +229,9 @@ def parser() -> argparse.ArgumentParser:
     hold.add_argument("--batch", type=int, default=100, help="handshakes in flight at once (100)")
     hold.add_argument("--hello-interval", type=float, default=5.0,
                       help="seconds between a client's HELLO re-sends in hold/handshake mode (5)")
+    hold.add_argument("--aeron-defaults", action="store_true",
+                      help="held clients keep Aeron's idle pace (heartbeats every 0.1 s, status messages every "
+                      "0.2 s, like the Java reference) instead of thinning both to once a second")
     shakes = p.add_argument_group("handshake mode")
     shakes.add_argument("--handshakes", action="store_true", help="time --clients complete handshakes")
     shakes.add_argument("--concurrency", type=int, default=1, help="handshakes in flight at once (1: sequential)")
@@ -293,7 +296,8 @@ def _main_hold(p: argparse.ArgumentParser, args: argparse.Namespace, sources: li
             steps = [n for n in steps if n < args.clients] + [args.clients]
             try:
                 plan = HoldPlan(steps=steps, hold_s=args.hold, echo_s=args.echo_hold, rate=args.rate, batch=args.batch,
-                                timeout=args.timeout, hello_interval=args.hello_interval)
+                                timeout=args.timeout, hello_interval=args.hello_interval,
+                                keepalive_interval=None if args.aeron_defaults else 1.0)
             except ValueError as exc:
                 p.error(str(exc))
             stop = StopFlag()

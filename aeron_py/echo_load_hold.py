@@ -70,12 +70,18 @@ class HoldPlan:
     hello_interval: float = 5.0
     min_held: float = 0.99
     retry_share: float = 0.1
+    #: the held clients' driver thins idle heartbeats and status messages to one per this
+    #: many seconds (None: Aeron's 0.1 s and 0.2 s, as clients on Aeron's defaults, e.g.
+    #: the Java reference, send them)
+    keepalive_interval: float | None = 1.0
 
     def __post_init__(self) -> None:
         if not self.steps or any(b <= a for a, b in zip(self.steps, self.steps[1:])) or self.steps[0] < 1:
             raise ValueError(f"steps must be increasing counts >= 1, got {list(self.steps)}")
         if not (self.hold_s >= 0 and self.echo_s >= 0 and self.rate > 0 and self.batch >= 1 and self.timeout > 0):
             raise ValueError("hold_s and echo_s must be >= 0, rate and timeout > 0, batch >= 1")
+        if self.keepalive_interval is not None and not 0.1 <= self.keepalive_interval <= 2:
+            raise ValueError(f"keepalive_interval must be None or in [0.1, 2] seconds, got {self.keepalive_interval!r}")
 
 
 class ClientScheduler:
@@ -219,7 +225,10 @@ def run_hold(address: str, port: int, control_port: int, plan: HoldPlan, *, sour
                                "sources": len(srcs), "steps": steps_out, "max_held": 0}
     # quiet idle: the held clients' driver sleeps between duty cycles while nothing but
     # heartbeats flows, so that the load's own driver does not starve the server on 2 cores
-    with MediaDriver(**LOAD_DRIVER_OPTIONS, quiet_idle=QuietIdle(after=1.0, period=0.02)) as driver, \
+    thinning: dict[str, Any] = {}
+    if plan.keepalive_interval is not None:
+        thinning["keepalive_interval_ns"] = round(plan.keepalive_interval * 1e9)
+    with MediaDriver(**LOAD_DRIVER_OPTIONS, **thinning, quiet_idle=QuietIdle(after=1.0, period=0.02)) as driver, \
             Aeron(driver=driver, use_conductor_agent_invoker=True, client_name="echo-load-hold",
                   timeout=LOAD_DRIVER_TIMEOUT) as aeron:
         sched = ClientScheduler(aeron, should_stop=should_stop)

@@ -139,7 +139,7 @@ def run_hold(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
     load_argv = [sys.executable, "-u", "-m", "aeron_py.echo_load", "127.0.0.1", str(port), str(port + 1),
                  "--clients", str(top), "--steps", ",".join(map(str, args.steps)), "--hold", str(stage_s),
                  "--echo-hold", str(stage_s), "--rate", str(args.rate), "--batch", str(args.batch),
-                 "--sources", ",".join(sources(args.sources)), "--timeout", "30"]
+                 "--sources", ",".join(sources(args.sources)), "--timeout", "30", *args.load_arg]
     load = Child("scale-load", load_argv, aeron_free_env({}))
     pids = {"server": server.proc.pid, "load": load.proc.pid}
     steps: dict[int, dict[str, Any]] = {}
@@ -252,6 +252,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--server-python", default=sys.executable,
                    help="interpreter whose aeron_py serves (another worktree's venv for an 'after' run)")
     p.add_argument("--server-arg", action="append", default=[], help="extra server option (repeatable)")
+    p.add_argument("--load-arg", action="append", default=[], help="extra load-process option (repeatable)")
     p.add_argument("--server-env", action="append", default=[], metavar="KEY=VALUE",
                    help="extra driver environment for the server (repeatable)")
     p.add_argument("--budget", type=float, default=1500.0, help="time limit of the hold run in seconds (1500)")

@@ -8,6 +8,7 @@
 extern "C" {
 #include "aeronmd.h"
 #include "driver_queues.h"
+#include "keepalive_thinning.h"
 }
 
 namespace aeron_py {
@@ -69,6 +70,10 @@ public:
         context_ = ctx;
         owner_ = &context;
         aeron_py_driver_attach_conductor_drain(driver_);  // quiet idle drains the conductor's ring
+        if (aeron_py_keepalive_thinning_attach_counter(ctx) < 0) {
+            close();
+            throw AeronCallError("no room in the CnC file for the keepalive thinning counter", ENOSPC);
+        }
         if (filter_) {
             try {
                 filter_->attach_counters(ctx);
@@ -187,6 +192,7 @@ void init_driver(py::module_ &m) {
     AERON_PY_SETTER(ipc_mtu_length, size_t);
     AERON_PY_SETTER(publication_linger_timeout_ns, uint64_t);
     AERON_PY_SETTER(image_liveness_timeout_ns, uint64_t);
+    AERON_PY_SETTER(rcv_status_message_timeout_ns, uint64_t);
     AERON_PY_SETTER(client_liveness_timeout_ns, uint64_t);
     AERON_PY_SETTER(publication_connection_timeout_ns, uint64_t);
     AERON_PY_SETTER(publication_unblock_timeout_ns, uint64_t);
@@ -230,11 +236,29 @@ void init_driver(py::module_ &m) {
         "aeron_py_driver_context_set_conductor_queue_capacity (driver_queues.h): the conductor's command ring, "
         "larger than Aeron's fixed 128 KiB so that a SHARED driver with thousands of channels cannot fill it "
         "and spin forever.");
+    cls.def(
+        "set_keepalive_interval_ns",
+        [](DriverContext &c, int64_t interval_ns) {
+            if (aeron_py_driver_context_set_keepalive_interval(c.check(), interval_ns) < 0) {
+                if (errno == EINVAL) throw py::value_error("keepalive_interval_ns must be > 0");
+                if (errno == EEXIST) throw py::value_error("keepalive_interval_ns is already set on this context");
+                throw std::bad_alloc();
+            }
+        },
+        py::arg("value"),
+        "aeron_py_driver_context_set_keepalive_interval (keepalive_thinning.h): an idle stream's heartbeats "
+        "(every 100 ms in Aeron) and unchanged status messages (every status_message_timeout) reach the socket "
+        "at most once per interval per destination; the rest are counted in 'aeron_py keepalives thinned'.");
+    cls.def(
+        "get_keepalive_interval_ns",
+        [](const DriverContext &c) { return aeron_py_driver_context_keepalive_interval(c.readable()); },
+        "aeron_py_driver_context_keepalive_interval: 0 when keepalives are not thinned.");
     AERON_PY_GETTER(term_buffer_length);
     AERON_PY_GETTER(ipc_term_buffer_length);
     AERON_PY_GETTER(mtu_length);
     AERON_PY_GETTER(publication_linger_timeout_ns);
     AERON_PY_GETTER(image_liveness_timeout_ns);
+    AERON_PY_GETTER(rcv_status_message_timeout_ns);
     AERON_PY_GETTER(client_liveness_timeout_ns);
     AERON_PY_GETTER(driver_timeout_ms);
     AERON_PY_GETTER(publication_reserved_session_id_low);

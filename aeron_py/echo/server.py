@@ -148,6 +148,10 @@ class EchoServer(ImageAdmission, MessagePolling, BlocklistEnforcement, ServerLif
         self._telemetry: ServerTelemetry | None = None
         self._hello_set: PollSet[None] | None = None  # the all-clients subscription
         self._poll_set: PollSet[int] | None = None  # every live duologue's subscription, keyed by session
+        # quiet mode: the traffic bell's sequence read before this pass, and before the last
+        # poll pass that found nothing (None: poll; see _poll_due)
+        self._bell_seen: int | None = None
+        self._polled_at: int | None = None
 
     # ---- thread-safe views and controls
 
@@ -235,6 +239,7 @@ class EchoServer(ImageAdmission, MessagePolling, BlocklistEnforcement, ServerLif
             next_tick = next_eos = time.monotonic()
             while not self._stop.is_set():
                 seen = bell.sequence() if bell is not None else 0  # before the polls: no ring is lost
+                self._bell_seen = seen if bell is not None else None
                 now = time.monotonic()
                 work = self._iterate(now)
                 if now >= next_eos:
@@ -261,6 +266,15 @@ class EchoServer(ImageAdmission, MessagePolling, BlocklistEnforcement, ServerLif
         """Nothing queued or in flight that needs the loop before traffic comes (quiet mode)."""
         return not (self._dirty or self._pending or self._closing or self._orphans or self._broadcast_out)
 
+    def _poll_due(self) -> bool:
+        """Whether a poll pass can find anything (quiet mode skips it otherwise).
+
+        The driver's traffic bell rings after it wrote data or end of stream into a log, so
+        when its sequence is the one read before the last pass that found nothing, there
+        is nothing new to read; an image event forces a pass (a new image may hold data
+        that rang before it was announced; a gone one is freed only by a poll)."""
+        return self._bell_seen is None or self._bell_seen != self._polled_at
+
     def filter_counters(self) -> dict[str, int]:
         """Drops by the driver's endpoint filter, per reason (empty when it is off)."""
         return {} if self._guard is None else self._guard.counters()
@@ -272,8 +286,12 @@ class EchoServer(ImageAdmission, MessagePolling, BlocklistEnforcement, ServerLif
         except AeronError:
             self._check_driver()
             raise
-        work += self._image_events_to_core(now)
-        work += self._poll_images(now)
+        events = self._image_events_to_core(now)
+        work += events
+        if events or self._poll_due():
+            polled = self._poll_images(now)
+            self._polled_at = None if polled else self._bell_seen  # a busy pass may have left more
+            work += polled
         work += self._flush(now)
         for session, pending in list(self._pending.items()):
             if self._pending.get(session) is not pending:

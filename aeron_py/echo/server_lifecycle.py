@@ -109,6 +109,8 @@ class ServerLifecycle:
                 ipv6_prefix=c.ipv6_prefix).driver_option())
         else:
             driver_options["endpoint_filter"] = None  # no interceptor at all
+        if o.keepalive_interval is not None:
+            driver_options["keepalive_interval_ns"] = round(o.keepalive_interval * 1e9)
         quiet = QuietIdle(o.quiet_after, o.quiet_period) if o.quiet_after is not None and o.endpoint_filter else None
         self._driver = MediaDriver(o.dir, threading_mode="SHARED", idle_strategy="backoff", quiet_idle=quiet,
                                    **driver_options)

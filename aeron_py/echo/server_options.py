@@ -46,6 +46,13 @@ class ServerOptions:
     ``quiet_period``.  The price: the first message after a quiet spell waits up to
     ``quiet_period`` in the driver.  ``quiet_after=None``: never quiet (poll with backoff,
     as before); quiet mode also needs ``endpoint_filter``.
+
+    ``keepalive_interval``: an idle duologue's heartbeats (Aeron: every 0.1 s) and
+    unchanged status messages (every 0.2 s) reach the wire at most once per this many
+    seconds; anything that says something new (a reply's position, a consumed message,
+    end of stream) goes at once.  See ``keepalive_interval_ns`` in
+    :class:`~aeron_py.driver.MediaDriver`.  At 1,000 idle duologues: ~13,000 fewer
+    system calls a second.  ``None``: Aeron's own pace.
     """
 
     address: str = "127.0.0.1"
@@ -76,7 +83,8 @@ class ServerOptions:
     max_images_total: int | None = None
     sparse_logs: bool = True
     quiet_after: float | None = 1.0
-    quiet_period: float = 0.02
+    quiet_period: float = 0.05
+    keepalive_interval: float | None = 1.0
 
     def __post_init__(self) -> None:
         for name in ("port", "control_port"):
@@ -103,6 +111,9 @@ class ServerOptions:
             raise ValueError(f"ServerOptions.quiet_after must be None or >= 0 seconds, got {self.quiet_after!r}")
         if not 0 < self.quiet_period <= 1:
             raise ValueError(f"ServerOptions.quiet_period must be in (0, 1] seconds, got {self.quiet_period!r}")
+        if self.keepalive_interval is not None and not 0.1 <= self.keepalive_interval <= 2:
+            raise ValueError("ServerOptions.keepalive_interval must be None or in [0.1, 2] seconds, "
+                             f"got {self.keepalive_interval!r}")
         if not self.linger >= 0:
             raise ValueError(f"ServerOptions.linger must be >= 0 seconds, got {self.linger!r}")
         if self.image_liveness_timeout is not None and not self.image_liveness_timeout > 0:

@@ -80,3 +80,49 @@ def test_quiet_options_are_checked() -> None:
         ServerOptions(quiet_period=0.0)
     with pytest.raises(ValueError, match="quiet_period"):
         ServerOptions(quiet_period=1.5)
+
+
+def calls_in(server: EchoServer, name: str, seconds: float) -> int:
+    """Calls of the server's method ``name`` during ``seconds`` of wall time."""
+    count = [0]
+    method = getattr(server, name)
+
+    def counted(*args: object) -> int:
+        count[0] += 1
+        return int(method(*args))
+
+    setattr(server, name, counted)
+    try:
+        threading.Event().wait(seconds)  # the window being measured, not a synchronisation
+    finally:
+        delattr(server, name)
+    return count[0]
+
+
+@pytest.mark.timeout(60)
+def test_a_quiet_server_reads_no_subscription_until_traffic_rings() -> None:
+    # Heartbeats and status messages keep flowing on the idle duologues but never ring
+    # the bell: no poll pass runs; the next message rings it and is answered.
+    ports = BLOCKS.take()
+    with make_server(ports, options={"quiet_after": 0.3, "quiet_period": 0.02}) as server, \
+            raw_peer(ports) as peer:
+        channels = [peer.open_duologue(peer.handshake()) for _ in range(3)]
+        for pub, sub in channels:
+            peer.send(pub, b"ECHO before")
+            assert peer.receive(sub, lambda m: True) == b"ECHO before"
+        assert server._driver is not None
+        bell = server._driver.traffic
+        wait_until(lambda: bell.quiet_for() > 0.5, 10, "a quiet spell", step=0.01)
+        assert calls_in(server, "_poll_images", WINDOW) <= 1
+        pub, sub = channels[1]
+        peer.send(pub, b"ECHO after")
+        assert peer.receive(sub, lambda m: True, timeout=10) == b"ECHO after"
+
+
+def test_idle_traffic_options_are_checked() -> None:
+    from aeron_py.echo.server_options import ServerOptions
+
+    for bad in (0.05, 2.5):
+        with pytest.raises(ValueError, match="keepalive_interval"):
+            ServerOptions(keepalive_interval=bad)
+    assert ServerOptions(keepalive_interval=None).keepalive_interval is None
