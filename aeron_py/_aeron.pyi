@@ -735,6 +735,10 @@ class DriverContext:
         """
         aeron_py_driver_context_set_keepalive_interval (keepalive_thinning.h): an idle stream's heartbeats (every 100 ms in Aeron) and unchanged status messages (every status_message_timeout) reach the socket at most once per interval per destination; the rest are counted in 'aeron_py keepalives thinned'.
         """
+    def set_keepalive_ports(self, value: tuple[typing.SupportsInt | typing.SupportsIndex, typing.SupportsInt | typing.SupportsIndex]) -> None:
+        """
+        aeron_py_driver_context_set_keepalive_ports (keepalive_thinning.h): thin only the keepalives of channels bound to a local port in [low, high] (default: all).
+        """
     def set_loss_report_buffer_length(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
         aeron_driver_context_set_loss_report_buffer_length

@@ -91,7 +91,10 @@ class MediaDriver:
     unless it says something new (the first heartbeat after data, a status message whose
     position, window or flags changed, end of stream, a SETUP request: those always go),
     the rest are counted in the CnC counter ``aeron_py keepalives thinned``. Within
-    :data:`KEEPALIVE_INTERVAL_RANGE_NS`. A server with thousands of idle streams saves
+    :data:`KEEPALIVE_INTERVAL_RANGE_NS`. ``keepalive_ports=(low, high)`` limits it to
+    channels bound to those local ports: a heartbeat is also what makes a receiver ask
+    for SETUP when a new subscription joins a stream its driver already receives, so
+    channels with late joiners sharing a driver are better left out. A server with thousands of idle streams saves
     most of its idle system calls; the price: a lost packet whose next keepalive is lost
     too is noticed up to one interval later.
     """

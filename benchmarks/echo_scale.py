@@ -36,6 +36,7 @@ import math
 import os
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -94,8 +95,11 @@ def _events(child: Child, seen: int) -> tuple[list[dict[str, Any]], int]:
 
 def _measure_stage(args: argparse.Namespace, pids: dict[str, int], target: int, mode: str,
                    out_dir: Path, label: str) -> dict[str, Any]:
-    """CPU per thread during a stage, then (optionally) the profilers."""
-    result: dict[str, Any] = {"cpu_pct": proc_probe.cpu_percent(pids, args.measure)}
+    """CPU per thread during a stage (the idle one after ``--settle`` s), then (optionally) the profilers."""
+    if mode == "idle" and args.settle > 0:
+        threading.Event().wait(args.settle)  # let the growth's traffic die down and quiet mode begin
+    result: dict[str, Any] = {"cpu_pct": proc_probe.cpu_percent(pids, args.measure),
+                              "settle_s": args.settle if mode == "idle" else 0.0}
     if args.profile and target in args.profile_at:
         profiles = benchutil.BENCH_DIR / ".build" / "profiles"  # raw profiles: git-ignored; summaries go in the JSON
         profiles.mkdir(parents=True, exist_ok=True)
@@ -135,7 +139,7 @@ def run_hold(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
     port = benchutil.free_udp_ports(1)[0]
     top = max(args.steps)
     server, directory, argv = start_server(args, port, top + 64, "hold")
-    stage_s = args.measure + (2 * args.profile_s + 6 if args.profile else 1.5)
+    stage_s = args.settle + args.measure + (2 * args.profile_s + 6 if args.profile else 1.5)
     load_argv = [sys.executable, "-u", "-m", "aeron_py.echo_load", "127.0.0.1", str(port), str(port + 1),
                  "--clients", str(top), "--steps", ",".join(map(str, args.steps)), "--hold", str(stage_s),
                  "--echo-hold", str(stage_s), "--rate", str(args.rate), "--batch", str(args.batch),
@@ -239,6 +243,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--label", default="before", help="name of this run in the JSON (e.g. before / after)")
     p.add_argument("--steps", default="1000,2500,5000,7500,10000", help="duologue counts to grow through")
     p.add_argument("--measure", type=float, default=10.0, help="seconds of each CPU measurement (10)")
+    p.add_argument("--settle", type=float, default=3.0,
+                   help="seconds the idle stage waits before measuring: the growth's last handshakes and the "
+                   "server's --quiet-after pass first (3; rounds before 4 measured at once)")
     p.add_argument("--rate", type=float, default=1.0, help="echoes per second per client in the echo stage (1)")
     p.add_argument("--sources", type=int, default=64, help="source addresses 127.0.0.2.. for the clients (64)")
     p.add_argument("--batch", type=int, default=50, help="handshakes the load keeps in flight while growing (50)")

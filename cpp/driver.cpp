@@ -241,7 +241,6 @@ void init_driver(py::module_ &m) {
         [](DriverContext &c, int64_t interval_ns) {
             if (aeron_py_driver_context_set_keepalive_interval(c.check(), interval_ns) < 0) {
                 if (errno == EINVAL) throw py::value_error("keepalive_interval_ns must be > 0");
-                if (errno == EEXIST) throw py::value_error("keepalive_interval_ns is already set on this context");
                 throw std::bad_alloc();
             }
         },
@@ -249,6 +248,17 @@ void init_driver(py::module_ &m) {
         "aeron_py_driver_context_set_keepalive_interval (keepalive_thinning.h): an idle stream's heartbeats "
         "(every 100 ms in Aeron) and unchanged status messages (every status_message_timeout) reach the socket "
         "at most once per interval per destination; the rest are counted in 'aeron_py keepalives thinned'.");
+    cls.def(
+        "set_keepalive_ports",
+        [](DriverContext &c, std::pair<int32_t, int32_t> ports) {
+            if (aeron_py_driver_context_set_keepalive_ports(c.check(), ports.first, ports.second) < 0) {
+                if (errno == EINVAL) throw py::value_error("keepalive_ports must be (low, high) with 0 <= low <= high <= 65535");
+                throw std::bad_alloc();
+            }
+        },
+        py::arg("value"),
+        "aeron_py_driver_context_set_keepalive_ports (keepalive_thinning.h): thin only the keepalives of channels "
+        "bound to a local port in [low, high] (default: all).");
     cls.def(
         "get_keepalive_interval_ns",
         [](const DriverContext &c) { return aeron_py_driver_context_keepalive_interval(c.readable()); },

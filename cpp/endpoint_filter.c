@@ -189,7 +189,7 @@ int aeron_py_endpoint_filter_publish(
     }
     pthread_mutex_lock(&filter->publish_lock);
     aeron_py_filter_table_t *old = atomic_exchange(&filter->table, table);
-    const int64_t deadline_ns = aeron_py_filter_monotonic_ns() + AERON_PY_FILTER_RECLAIM_WAIT_NS;
+    const int64_t deadline_ns = aeron_py_monotonic_ns() + AERON_PY_FILTER_RECLAIM_WAIT_NS;
     bool named = true;
     while (named)
     {
@@ -200,7 +200,7 @@ int aeron_py_endpoint_filter_publish(
         }
         if (named)
         {
-            if (aeron_py_filter_monotonic_ns() > deadline_ns)
+            if (aeron_py_monotonic_ns() > deadline_ns)
             {
                 break;
             }

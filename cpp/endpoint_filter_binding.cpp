@@ -133,7 +133,7 @@ public:
 
     int64_t last_traffic_ns() const { return aeron_py_traffic_bell_last_ns(bell()); }
 
-    void touch_traffic() const { aeron_py_traffic_bell_touch(bell(), monotonic_ns()); }
+    void touch_traffic() const { aeron_py_traffic_bell_touch(bell(), aeron_py_monotonic_ns()); }
 
     int traffic_fd() const { return aeron_py_traffic_bell_fd(bell()); }
 
@@ -172,12 +172,6 @@ public:
 private:
     aeron_py_endpoint_filter_t *filter() const { return handle->filter; }
     aeron_py_traffic_bell_t *bell() const { return aeron_py_endpoint_filter_bell(handle->filter); }
-
-    static int64_t monotonic_ns() {
-        timespec ts{};
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-    }
 
     void check_readable() const {
         if (handle->phase == EndpointFilterHandle::Phase::closing)

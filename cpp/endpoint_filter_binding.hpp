@@ -7,6 +7,7 @@
 extern "C" {
 #include "aeronmd.h"
 #include "endpoint_filter.h"
+#include "monotonic.h"
 #include "traffic_bell.h"
 }
 

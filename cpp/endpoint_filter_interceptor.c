@@ -31,13 +31,6 @@ aeron_py_filter_agent_t;
 
 /* ---- helpers on the agent threads ---- */
 
-int64_t aeron_py_filter_monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * INT64_C(1000000000) + ts.tv_nsec;
-}
-
 static bool to_address(const struct sockaddr_storage *addr, uint8_t address[16])
 {
     if (AF_INET == addr->ss_family)
@@ -156,7 +149,7 @@ static void filter_incoming(
                     setup.session_id,
                     setup.stream_id,
                     port_known ? port : local_port(transport),
-                    aeron_py_filter_monotonic_ns());
+                    aeron_py_monotonic_ns());
             }
         }
     }
@@ -166,7 +159,7 @@ static void filter_incoming(
         count_drop(filter, reason);
         /* a flood keeps the driver out of its quiet mode (the receiver drains its sockets at
          * full speed, as without the bell) but wakes no application waiter */
-        aeron_py_traffic_bell_touch(filter->bell, aeron_py_filter_monotonic_ns());
+        aeron_py_traffic_bell_touch(filter->bell, aeron_py_monotonic_ns());
         return;
     }
     delegate->incoming_func(
@@ -183,7 +176,7 @@ static void filter_incoming(
     /* after the driver handled it: the data is in the log buffer when a waiter wakes */
     if (NULL != filter && aeron_py_traffic_is_application(buffer, length))
     {
-        aeron_py_traffic_bell_ring(filter->bell, aeron_py_filter_monotonic_ns());
+        aeron_py_traffic_bell_ring(filter->bell, aeron_py_monotonic_ns());
     }
 }
 
@@ -220,7 +213,7 @@ static int filter_image_notification(
         image->stream_id,
         port,
         !owned,
-        aeron_py_filter_monotonic_ns());
+        aeron_py_monotonic_ns());
     return 0;
 }
 

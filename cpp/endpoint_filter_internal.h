@@ -38,7 +38,7 @@ struct aeron_py_endpoint_filter_stct
 /* The filter installed for `context`, or NULL. */
 aeron_py_endpoint_filter_t *aeron_py_filter_registry_find(const aeron_driver_context_t *context);
 
-int64_t aeron_py_filter_monotonic_ns(void);
+#include "monotonic.h"
 
 /* Fills the incoming-interceptor functions of `bindings` (the rest is the caller's). */
 void aeron_py_filter_bindings_init(aeron_udp_channel_interceptor_bindings_t *bindings);

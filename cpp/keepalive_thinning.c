@@ -16,6 +16,7 @@
 #include "keepalive_thinning.h"
 
 #define WAYS 4
+#define PORT_SLOT (1)   /* transport->interceptor_clientds slot caching the local port (the filter uses 0) */
 #define SETS (AERON_PY_THINNING_ENTRIES / WAYS)
 
 /* The context's setting: the first member is Aeron's bindings, so the context frees the
@@ -23,7 +24,9 @@
 typedef struct
 {
     aeron_udp_channel_interceptor_bindings_t bindings;
-    int64_t interval_ns;
+    int64_t interval_ns;                            /* 0: thin nothing (yet) */
+    uint16_t port_low;                              /* thin only transports bound in [low, high] */
+    uint16_t port_high;
     int64_t local_thinned;
     int64_t *thinned;                               /* the CnC counter once attached */
 }
@@ -218,6 +221,40 @@ static bool keepalive_of(const struct iovec *iov, size_t iov_length, keepalive_t
     return false;
 }
 
+/* The transport's bound port, cached in its slot (Aeron resets the slots at transport init). */
+static uint16_t local_port(aeron_udp_channel_transport_t *transport)
+{
+    uintptr_t cached = (uintptr_t)transport->interceptor_clientds[PORT_SLOT];
+    if (0 != cached)
+    {
+        return (uint16_t)(cached & 0xFFFF);
+    }
+    struct sockaddr_storage bound;
+    socklen_t bound_length = sizeof(bound);
+    uint16_t port = 0;
+    if (0 == getsockname(transport->fd, (struct sockaddr *)&bound, &bound_length))
+    {
+        port = AF_INET == bound.ss_family ?
+            ntohs(((struct sockaddr_in *)&bound)->sin_port) : ntohs(((struct sockaddr_in6 *)&bound)->sin6_port);
+    }
+    transport->interceptor_clientds[PORT_SLOT] = (void *)(UINT64_C(0x10000) | port);
+    return port;
+}
+
+static bool thins(const thinning_t *thinning, aeron_udp_channel_transport_t *transport)
+{
+    if (thinning->interval_ns <= 0)
+    {
+        return false;
+    }
+    if (0 == thinning->port_low && UINT16_MAX == thinning->port_high)
+    {
+        return true;
+    }
+    const uint16_t port = local_port(transport);
+    return thinning->port_low <= port && port <= thinning->port_high;
+}
+
 static int thinning_send(
     void *interceptor_state,
     aeron_udp_channel_outgoing_interceptor_t *delegate,
@@ -229,7 +266,8 @@ static int thinning_send(
 {
     agent_state_t *state = interceptor_state;
     keepalive_t k;
-    if (keepalive_of(iov, iov_length, &k) && !should_send(state, transport, address, &k))
+    if (keepalive_of(iov, iov_length, &k) && thins(state->thinning, transport) &&
+        !should_send(state, transport, address, &k))
     {
         __atomic_fetch_add(state->thinning->thinned, 1, __ATOMIC_RELEASE);
         *bytes_sent += (int64_t)iov[0].iov_len;         /* as the transport reports a send */
@@ -271,25 +309,21 @@ static int thinning_close(void *interceptor_state)
     return 0;
 }
 
-int aeron_py_driver_context_set_keepalive_interval(aeron_driver_context_t *context, int64_t interval_ns)
+static thinning_t *find_or_install(aeron_driver_context_t *context)
 {
-    if (NULL == context || interval_ns <= 0)
+    thinning_t *thinning = find(context);
+    if (NULL != thinning)
     {
-        errno = EINVAL;
-        return -1;
+        return thinning;
     }
-    if (NULL != find(context))
-    {
-        errno = EEXIST;
-        return -1;
-    }
-    thinning_t *thinning = NULL;
     if (aeron_alloc((void **)&thinning, sizeof(thinning_t)) < 0)
     {
         errno = ENOMEM;
-        return -1;
+        return NULL;
     }
-    thinning->interval_ns = interval_ns;
+    thinning->interval_ns = 0;
+    thinning->port_low = 0;
+    thinning->port_high = UINT16_MAX;
     thinning->local_thinned = 0;
     thinning->thinned = &thinning->local_thinned;
     aeron_udp_channel_interceptor_bindings_t *b = &thinning->bindings;
@@ -301,6 +335,39 @@ int aeron_py_driver_context_set_keepalive_interval(aeron_driver_context_t *conte
     b->meta_info.next_interceptor_bindings = aeron_driver_context_get_udp_channel_outgoing_interceptors(context);
     b->meta_info.source_symbol = keepalive_thinning_marker;
     aeron_driver_context_set_udp_channel_outgoing_interceptors(context, b);
+    return thinning;
+}
+
+int aeron_py_driver_context_set_keepalive_interval(aeron_driver_context_t *context, int64_t interval_ns)
+{
+    if (NULL == context || interval_ns <= 0)
+    {
+        errno = EINVAL;
+        return -1;
+    }
+    thinning_t *thinning = find_or_install(context);
+    if (NULL == thinning)
+    {
+        return -1;
+    }
+    thinning->interval_ns = interval_ns;
+    return 0;
+}
+
+int aeron_py_driver_context_set_keepalive_ports(aeron_driver_context_t *context, int32_t low, int32_t high)
+{
+    if (NULL == context || low < 0 || high > UINT16_MAX || low > high)
+    {
+        errno = EINVAL;
+        return -1;
+    }
+    thinning_t *thinning = find_or_install(context);
+    if (NULL == thinning)
+    {
+        return -1;
+    }
+    thinning->port_low = (uint16_t)low;
+    thinning->port_high = (uint16_t)high;
     return 0;
 }
 
@@ -313,7 +380,7 @@ int64_t aeron_py_driver_context_keepalive_interval(aeron_driver_context_t *conte
 int aeron_py_keepalive_thinning_attach_counter(aeron_driver_context_t *context)
 {
     thinning_t *thinning = find(context);
-    if (NULL == thinning)
+    if (NULL == thinning || thinning->interval_ns <= 0)
     {
         return 0;
     }

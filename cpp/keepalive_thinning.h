@@ -44,8 +44,15 @@ typedef struct aeron_driver_context_stct aeron_driver_context_t;
 #define AERON_PY_THINNING_ENTRIES 32768
 
 /* Before aeron_driver_init: thin this context's keepalives to one per `interval_ns` (> 0)
- * per key. Once per context. 0, or -1 with errno set (EINVAL, EEXIST, ENOMEM). */
+ * per key. 0, or -1 with errno set (EINVAL, ENOMEM). */
 int aeron_py_driver_context_set_keepalive_interval(aeron_driver_context_t *context, int64_t interval_ns);
+
+/* Before aeron_driver_init: thin only the keepalives of channels whose socket is bound to a
+ * local port in [low, high] (default: every port). Heartbeats also make a receiver ask for
+ * SETUP when a new subscription joins a stream it already has an endpoint for (a late
+ * joiner sharing a driver with earlier subscribers): a channel that expects late joiners
+ * is better left out. 0, or -1 with errno set (EINVAL, ENOMEM). */
+int aeron_py_driver_context_set_keepalive_ports(aeron_driver_context_t *context, int32_t low, int32_t high);
 
 /* The interval set on this context, 0 if none. */
 int64_t aeron_py_driver_context_keepalive_interval(aeron_driver_context_t *context);

@@ -17,6 +17,7 @@
 #include "protocol/aeron_udp_protocol.h"
 
 #include "driver_queues.h"
+#include "monotonic.h"
 #include "traffic_bell.h"
 
 struct aeron_py_traffic_bell_stct
@@ -26,13 +27,6 @@ struct aeron_py_traffic_bell_stct
     atomic_bool armed;         /* a waiter sleeps on fd */
     int fd;                    /* eventfd */
 };
-
-static int64_t monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * INT64_C(1000000000) + ts.tv_nsec;
-}
 
 aeron_py_traffic_bell_t *aeron_py_traffic_bell_create(void)
 {
@@ -51,7 +45,7 @@ aeron_py_traffic_bell_t *aeron_py_traffic_bell_create(void)
         return NULL;
     }
     atomic_init(&bell->sequence, 0);
-    atomic_init(&bell->last_ns, monotonic_ns());
+    atomic_init(&bell->last_ns, aeron_py_monotonic_ns());
     atomic_init(&bell->armed, false);
     return bell;
 }
@@ -201,7 +195,7 @@ void aeron_py_quiet_idle(void *state_ptr, int work_count)
     {
         work_count += aeron_py_conductor_drain(state->conductor, QUIET_DRAIN_LIMIT);
     }
-    const int64_t now_ns = monotonic_ns();
+    const int64_t now_ns = aeron_py_monotonic_ns();
     if (now_ns - aeron_py_traffic_bell_last_ns(state->bell) >= state->hot_ns)
     {
         /* quiet: one duty cycle per period, whatever it did (heartbeats and status messages

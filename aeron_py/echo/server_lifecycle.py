@@ -111,6 +111,10 @@ class ServerLifecycle:
             driver_options["endpoint_filter"] = None  # no interceptor at all
         if o.keepalive_interval is not None:
             driver_options["keepalive_interval_ns"] = round(o.keepalive_interval * 1e9)
+            # duologue channels only: the broadcast gains late joiners (clients sharing one
+            # driver reuse its endpoint) that need a heartbeat to ask for SETUP
+            c = self.config
+            driver_options["keepalive_ports"] = (c.clients_base_port, c.clients_base_port + 2 * c.max_clients - 1)
         quiet = QuietIdle(o.quiet_after, o.quiet_period) if o.quiet_after is not None and o.endpoint_filter else None
         self._driver = MediaDriver(o.dir, threading_mode="SHARED", idle_strategy="backoff", quiet_idle=quiet,
                                    **driver_options)

@@ -116,6 +116,31 @@ def test_context_setting_is_checked_and_readable() -> None:
     with pytest.raises(ValueError, match="> 0"):
         context.set_keepalive_interval_ns(0)
     context.set_keepalive_interval_ns(SECOND)
-    assert context.get_keepalive_interval_ns() == SECOND
-    with pytest.raises(ValueError, match="already set"):
-        context.set_keepalive_interval_ns(2 * SECOND)
+    context.set_keepalive_interval_ns(2 * SECOND)
+    assert context.get_keepalive_interval_ns() == 2 * SECOND
+    for bad in ((-1, 10), (10, 65536), (20, 10)):
+        with pytest.raises(ValueError, match="keepalive_ports"):
+            context.set_keepalive_ports(bad)
+    context.set_keepalive_ports((9000, 9100))
+
+
+def test_only_channels_bound_to_the_given_ports_are_thinned() -> None:
+    # The subscription binds the port (its status messages may be thinned); the
+    # publication sends from an ephemeral port outside the range: every heartbeat arrives.
+    port = free_udp_port()
+    with MediaDriver(keepalive_interval_ns=400_000_000, keepalive_ports=(port, port),
+                     publication_linger_timeout_ns=0) as driver, Aeron(driver=driver) as aeron:
+        channel = f"aeron:udp?endpoint=127.0.0.1:{port}"
+        sub = aeron.add_subscription(channel, STREAM)
+        pub = aeron.add_publication(channel, STREAM)
+        wait_until(lambda: pub.is_connected and sub.image_count == 1, 10, "connected")
+        with driver.stat() as stat:
+            before = stat.system_counters()
+        thinned0 = keepalives(driver)[1]
+        wait_until(lambda: keepalives(driver)[1] - thinned0 >= 8, 20, "8 status messages thinned")
+        with driver.stat() as stat:
+            after = stat.system_counters()
+        sent = after["Heartbeats sent"] - before["Heartbeats sent"]
+        received = after["Heartbeats received"] - before["Heartbeats received"]
+        assert sent >= 10 and abs(sent - received) <= 2
+        assert after["Status Messages received"] - before["Status Messages received"] < 8
