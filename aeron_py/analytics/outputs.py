@@ -114,22 +114,26 @@ def timeseries_outputs(summary: DataFrame, first_ts: float | None, out: Path, ta
 def driver_outputs(summary: DataFrame, out: Path, tables: ReportTables) -> dict[str, Any]:
     """Write ``driver_counters/``, ``driver_loss/``, ``driver_errors/``; return totals
     (from the summary's few ``driver`` rows)."""
-    snapshots = driver_snapshots(summary)
-    counters = build_driver_counters(snapshots).persist(StorageLevel.MEMORY_AND_DISK)
+    # Picked out of the summary once and kept: the tables and totals below never scan it again.
+    snapshots = driver_snapshots(summary).persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        write_table(counters.orderBy("server_id", "name", "minute"), out / "driver_counters")
-        names = [r["name"] for r in counters.select("name").distinct().limit(MAX_COUNTER_NAMES).collect()]
-        tables.counters, truncated = page(
-            counters.filter(F.col("name").isin(plotted_counters(names))).orderBy("server_id", "name", "minute"),
-            MAX_COUNTER_ROWS,
-        )
+        counters = build_driver_counters(snapshots).persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            write_table(counters.orderBy("server_id", "name", "minute"), out / "driver_counters")
+            names = [r["name"] for r in counters.select("name").distinct().limit(MAX_COUNTER_NAMES).collect()]
+            tables.counters, truncated = page(
+                counters.filter(F.col("name").isin(plotted_counters(names))).orderBy("server_id", "name", "minute"),
+                MAX_COUNTER_ROWS,
+            )
+        finally:
+            counters.unpersist()
+        loss, errors = build_driver_records(snapshots, "new_loss"), build_driver_records(snapshots, "new_errors")
+        write_table(loss, out / "driver_loss")
+        write_table(errors, out / "driver_errors")
+        loss_totals = one_row(loss.agg(F.count("*").alias("n"), F.sum("total_bytes_lost").alias("bytes")))
+        error_totals = one_row(errors.agg(F.count("*").alias("n"), F.countDistinct("message").alias("distinct")))
     finally:
-        counters.unpersist()
-    loss, errors = build_driver_records(snapshots, "new_loss"), build_driver_records(snapshots, "new_errors")
-    write_table(loss, out / "driver_loss")
-    write_table(errors, out / "driver_errors")
-    loss_totals = one_row(loss.agg(F.count("*").alias("n"), F.sum("total_bytes_lost").alias("bytes")))
-    error_totals = one_row(errors.agg(F.count("*").alias("n"), F.countDistinct("message").alias("distinct")))
+        snapshots.unpersist()
     return {
         "loss_records": int(loss_totals["n"]),
         "bytes_lost": int(loss_totals["bytes"] or 0),
