@@ -7,9 +7,10 @@ import logging
 import sys
 from pathlib import Path
 
+from aeron_py.analytics import cli_options as cli
 from aeron_py.blocklist import Blocklist, BlocklistError
 
-EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_SPARK = 0, 1, 2, 3
+__all__ = ["main"]
 
 DESCRIPTION = """\
 Analyse Echo 2.0 server telemetry (JSON Lines written by aeron_py.telemetry) with
@@ -73,17 +74,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--blocklist", metavar="FILE", type=Path,
                         help="blocklist to merge verdicts into, rewritten atomically "
                              "(default REPORT_DIR/blocklist.txt); point it at the server's file")
-    parser.add_argument("--blocklist-ttl", metavar="SECONDS", type=float, default=3600.0,
-                        help="lifetime of new blocklist entries (default 3600; 0 = never expire). "
-                             "Source addresses can be spoofed: prefer expiring entries")
-    parser.add_argument("--ipv6-prefix", metavar="BITS", type=int, default=64,
-                        help="IPv6 addresses are judged per network of this prefix length (default 64)")
-    parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-                        help="log level of this tool (Spark logs one level quieter; default INFO)")
-    parser.add_argument("--driver-memory", default="2g", metavar="SIZE",
-                        help="JVM heap of the embedded Spark driver (local masters only; default 2g)")
-    parser.add_argument("--executor-timeout", metavar="SECONDS", type=float, default=60.0,
-                        help="spark:// only: give up if no executor registers within this time (default 60)")
+    cli.add_judging_options(parser, ". Source addresses can be spoofed: prefer expiring entries")
+    cli.add_spark_options(parser, driver_memory="2g")
     return parser
 
 
@@ -98,15 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     log = logging.getLogger("aeron_py.analytics")
-
-    def fail(code: int, message: str) -> int:
-        print(f"error: {message}", file=sys.stderr)
-        return code
-
-    if not 0 <= args.ipv6_prefix <= 128:
-        return fail(EXIT_INPUT, f"--ipv6-prefix must be in [0, 128], got {args.ipv6_prefix}")
-    if args.blocklist_ttl < 0:
-        return fail(EXIT_INPUT, f"--blocklist-ttl must be >= 0, got {args.blocklist_ttl:g}")
+    bad = cli.judging_error(args)
+    if bad is not None:
+        return cli.fail(cli.EXIT_INPUT, bad)
 
     # Everything that can be wrong with the input is checked before Spark starts.
     from aeron_py.analytics.job import InputError, JobConfig, check_events_dir, run_job
@@ -123,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         if config.blocklist.exists():
             Blocklist.load(config.blocklist)
     except (InputError, RulesError, BlocklistError, OSError) as exc:
-        return fail(EXIT_INPUT, str(exc))
+        return cli.fail(cli.EXIT_INPUT, str(exc))
 
     try:
         spark = build_session(
@@ -131,14 +117,14 @@ def main(argv: list[str] | None = None) -> int:
             executor_timeout=args.executor_timeout,
         )
     except SparkUnavailable as exc:
-        return fail(EXIT_SPARK, str(exc))
+        return cli.fail(cli.EXIT_SPARK, str(exc))
     try:
         report = run_job(spark, config)
     except (InputError, BlocklistError) as exc:
-        return fail(EXIT_INPUT, str(exc))
+        return cli.fail(cli.EXIT_INPUT, str(exc))
     except Exception as exc:  # noqa: BLE001 - Py4J/Spark errors: report, exit non-zero
         log.debug("job failed", exc_info=True)
-        return fail(EXIT_FAILED, f"analytics job failed: {type(exc).__name__}: {str(exc).splitlines()[0]}")
+        return cli.fail(cli.EXIT_FAILED, f"analytics job failed: {type(exc).__name__}: {str(exc).splitlines()[0]}")
     finally:
         try:
             spark.stop()
@@ -148,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{report['lines']['ok']} events, {report['malformed_lines']} malformed lines, "
         f"{report['clients']['flagged']} client keys flagged; report: {args.out / 'report.html'}"
     )
-    return EXIT_OK
+    return cli.EXIT_OK
 
 
 if __name__ == "__main__":

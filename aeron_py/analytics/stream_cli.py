@@ -11,9 +11,10 @@ import threading
 from pathlib import Path
 from types import FrameType
 
+from aeron_py.analytics import cli_options as cli
 from aeron_py.blocklist import Blocklist, BlocklistError
 
-EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_SPARK = 0, 1, 2, 3
+__all__ = ["duration", "main", "parser"]
 
 DESCRIPTION = """\
 Follow Echo 2.0 server telemetry as the server writes it (Spark Structured Streaming)
@@ -82,18 +83,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--available-now", action="store_true",
                    help="process every file there now (in bounded batches), then exit")
     p.add_argument("--rules", metavar="RULES.json", type=Path, help="abuse rule thresholds (as the batch job)")
-    p.add_argument("--blocklist-ttl", metavar="SECONDS", type=float, default=3600.0,
-                   help="lifetime of new blocklist entries (default 3600; 0 = never expire)")
-    p.add_argument("--ipv6-prefix", metavar="BITS", type=int, default=64,
-                   help="IPv6 addresses are judged per network of this prefix length (default 64)")
+    cli.add_judging_options(p)
     p.add_argument("--master", metavar="URL",
                    help="Spark master: local[N], local[*] or spark://HOST:PORT (default local[*] in this process)")
-    p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-                   help="log level of this tool (Spark logs one level quieter; default INFO)")
-    p.add_argument("--driver-memory", default="1g", metavar="SIZE",
-                   help="JVM heap of the embedded Spark driver (local masters only; default 1g)")
-    p.add_argument("--executor-timeout", metavar="SECONDS", type=float, default=60.0,
-                   help="spark:// only: give up if no executor registers within this time (default 60)")
+    cli.add_spark_options(p, driver_memory="1g")
     return p
 
 
@@ -102,21 +95,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     log = logging.getLogger("aeron_py.analytics.stream")
-
-    def fail(code: int, message: str) -> int:
-        print(f"error: {message}", file=sys.stderr)
-        return code
-
     from aeron_py.analytics.rules import AbuseRules, RulesError
     from aeron_py.analytics.session import SparkUnavailable, build_session
     from aeron_py.analytics.stream import StreamConfig, run_stream
 
-    if not 0 <= args.ipv6_prefix <= 128:
-        return fail(EXIT_INPUT, f"--ipv6-prefix must be in [0, 128], got {args.ipv6_prefix}")
-    if args.blocklist_ttl < 0:
-        return fail(EXIT_INPUT, f"--blocklist-ttl must be >= 0, got {args.blocklist_ttl:g}")
+    bad = cli.judging_error(args)
+    if bad is not None:
+        return cli.fail(cli.EXIT_INPUT, bad)
     if not args.events_dir.is_dir():
-        return fail(EXIT_INPUT, f"events directory does not exist or is not a directory: {args.events_dir}")
+        return cli.fail(cli.EXIT_INPUT, f"events directory does not exist or is not a directory: {args.events_dir}")
     try:
         rules = AbuseRules.from_json(args.rules) if args.rules else AbuseRules()
         config = StreamConfig(
@@ -129,13 +116,13 @@ def main(argv: list[str] | None = None) -> int:
         if config.blocklist.exists():
             Blocklist.load(config.blocklist)
     except (RulesError, BlocklistError, ValueError, OSError) as exc:
-        return fail(EXIT_INPUT, str(exc))
+        return cli.fail(cli.EXIT_INPUT, str(exc))
 
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         if stop.is_set():
-            raise SystemExit(EXIT_FAILED)  # a second signal: give up waiting
+            raise SystemExit(cli.EXIT_FAILED)  # a second signal: give up waiting
         log.info("%s: stopping the stream", signal.Signals(signum).name)
         stop.set()
 
@@ -143,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         spark = build_session(args.master, app_name="aeron_py-analytics-stream", log_level=args.log_level,
                               driver_memory=args.driver_memory, executor_timeout=args.executor_timeout)
     except SparkUnavailable as exc:
-        return fail(EXIT_SPARK, str(exc))
+        return cli.fail(cli.EXIT_SPARK, str(exc))
     # After Spark starts: SparkContext installs its own SIGINT handler (cancel jobs, raise
     # KeyboardInterrupt); a signal here stops the queries between batches instead.
     signal.signal(signal.SIGINT, on_signal)
@@ -153,14 +140,14 @@ def main(argv: list[str] | None = None) -> int:
         run_stream(spark, config, stop)
     except Exception as exc:  # noqa: BLE001 - Py4J/Spark errors: report, exit non-zero
         log.debug("stream failed", exc_info=True)
-        return fail(EXIT_FAILED, f"streaming job failed: {type(exc).__name__}: {str(exc).splitlines()[0]}")
+        return cli.fail(cli.EXIT_FAILED, f"streaming job failed: {type(exc).__name__}: {str(exc).splitlines()[0]}")
     finally:
         try:
             spark.stop()
         except Exception:  # noqa: BLE001 - the JVM may already be gone
             log.debug("stopping Spark failed", exc_info=True)
     print("stream stopped")
-    return EXIT_OK
+    return cli.EXIT_OK
 
 
 if __name__ == "__main__":

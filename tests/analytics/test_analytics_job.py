@@ -15,11 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pyspark import Accumulator
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
+from aeron_py.analytics import job
 from aeron_py.analytics.generate import GeneratorConfig, generate
 from aeron_py.analytics.job import JobConfig, run_job, update_blocklist
 from aeron_py.analytics.report import PLOTS
+from aeron_py.analytics.rtt import RTT_BUCKET_RATIO
 from aeron_py.analytics.session import build_session
 from aeron_py.blocklist import Blocklist, Entry
 from aeron_py.telemetry.reader import ReadStats, read_events
@@ -163,11 +167,49 @@ def test_overall_rtt_percentiles_are_within_one_percent(result: tuple[Path, dict
     assert "relative" in report["rtt"]["overall_percentile_error"]
 
 
+def test_client_rtt_percentiles_are_within_the_documented_bound(
+        spark: SparkSession, result: tuple[Path, dict[str, Any]], dataset: tuple[Path, dict]) -> None:
+    out, report = result
+    samples: dict[str, list[float]] = {}
+    for e in read_events(dataset[0]):
+        if e.get("kind") == "rtt_sample" and e.get("schema_version") == 1:
+            samples.setdefault(e["client_ip"], []).append(float(e["rtt_us"]))
+    rtt = {r["client_ip"]: r for r in spark.read.parquet(str(out / "rtt")).collect()}
+    assert set(rtt) == set(samples) and report["rtt"]["clients"] == len(samples)
+    bound = math.sqrt(RTT_BUCKET_RATIO) - 1  # the report states it
+    assert report["rtt"]["percentile_error"].startswith(f"<= {bound:.3%} relative")
+    for ip, values in samples.items():
+        values.sort()
+        row = rtt[ip]
+        assert (row["samples"], row["min_us"], row["max_us"]) == (len(values), values[0], values[-1])
+        for name, p in (("p50_us", 0.5), ("p90_us", 0.9), ("p99_us", 0.99)):
+            exact = values[max(1, math.ceil(p * len(values))) - 1]
+            assert abs(row[name] - exact) <= bound * exact, (ip, name, row[name], exact)
+
+
+def _count_lines_read(spark: SparkSession, monkeypatch: pytest.MonkeyPatch) -> Accumulator[int]:
+    """Make the job's JSON reader count every line Spark reads (a pass-through filter)."""
+    read = spark.sparkContext.accumulator(0)
+
+    def seen(_: object) -> bool:
+        read.add(1)
+        return True
+
+    counted = F.udf(seen, "boolean", useArrow=False)
+    load = job.load_events
+    monkeypatch.setattr(job, "load_events", lambda *args: load(*args).filter(counted(F.col("ts"))))
+    return read
+
+
 def test_verdicts_are_capped_and_say_so(spark: SparkSession, result: tuple[Path, dict[str, Any]],
-                                        dataset: tuple[Path, dict], tmp_path: Path) -> None:
+                                        dataset: tuple[Path, dict], tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
     _, full = result
     assert (full["clients"]["verdicts_truncated"], full["clients"]["verdicts_listed"]) == (False, 5)
+    read = _count_lines_read(spark, monkeypatch)
     report = run_job(spark, JobConfig(events_dir=dataset[0], out_dir=tmp_path, now=NOW, max_verdicts=2))
+    # The whole run read the JSON exactly once: every line once, none twice.
+    assert read.value == report["lines"]["total"] == EVENTS + len(BROKEN_LINES) + 1
     assert report["clients"]["flagged"] == 5
     assert (report["clients"]["verdicts_listed"], report["clients"]["verdicts_truncated"]) == (2, True)
     # The listed (and blocked) ones are those with the most HELLOs; verdicts/ keeps all of them.

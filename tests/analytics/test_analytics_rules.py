@@ -1,11 +1,9 @@
-"""Abuse rules and the per-key / per-minute / RTT aggregations (client keys: test_client_key.py)."""
+"""Abuse rules and the per-key / per-minute aggregations (client keys: test_client_key.py, RTT:
+test_analytics_rtt.py)."""
 
 from __future__ import annotations
 
-import bisect
 import json
-import math
-import random
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,11 +11,10 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from aeron_py.analytics.job import build_per_ip, build_rtt, build_timeseries
+from aeron_py.analytics.job import build_per_ip, build_timeseries
 from aeron_py.analytics.rules import AbuseRules, RulesError, apply_rules
 from aeron_py.analytics.schema import analysed, load_events
 from aeron_py.analytics.session import build_session
-from aeron_py.analytics.tables import RTT_BUCKET_RATIO, RTT_QUANTILES, histogram_percentiles, rtt_histogram
 from aeron_py.telemetry.writer import EventWriter
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(120)]
@@ -233,58 +230,3 @@ def test_timeseries_is_not_filled_beyond_the_limit(spark: SparkSession) -> None:
     assert [r["minute"] - int(T) for r in _series(build_timeseries(frame, T, max_filled_minutes=10))] == [
         60 * m for m in range(11)]
     assert [r["minute"] - int(T) for r in _series(build_timeseries(frame, T, max_filled_minutes=9))] == [0, 60, 600]
-
-
-def _nearest_rank(values: list[float], p: float) -> float:
-    return sorted(values)[max(1, math.ceil(p * len(values))) - 1]
-
-
-def test_rtt_percentiles_are_nearest_rank_for_small_clients(spark: SparkSession, crafted: DataFrame) -> None:
-    """Below the accuracy in samples, percentile_approx is the exact nearest rank."""
-    assert [r.asDict() for r in build_rtt(crafted).collect()] == [{
-        "client_ip": "10.0.0.1", "samples": 3, "min_us": 500.0, "mean_us": 700.0,
-        "p50_us": 700.0, "p90_us": 900.0, "p99_us": 900.0, "max_us": 900.0,
-    }]
-    values = list(range(1, 201))
-    random.Random(2).shuffle(values)
-    frame = spark.createDataFrame([("rtt_sample", "2001:db8::9", float(v)) for v in values] + [
-        ("hello", "2001:db8::9", 5000.0)], "kind string, address string, rtt_us double")
-    row = build_rtt(frame).first()
-    assert (row["samples"], row["p50_us"], row["p90_us"], row["p99_us"], row["max_us"]) == (200, 100, 180, 198, 200)
-
-
-def test_rtt_percentiles_rank_error_is_bounded_by_the_accuracy(spark: SparkSession) -> None:
-    """Above it, each percentile is a sample whose rank is within samples/accuracy of the nearest rank."""
-    rng = random.Random(7)
-    values = [float(rng.randrange(100, 50_000)) for _ in range(20_000)]
-    frame = spark.createDataFrame([("rtt_sample", "10.0.0.7", v) for v in values],
-                                  "kind string, address string, rtt_us double").repartition(3)
-    accuracy = 50
-    row = build_rtt(frame, accuracy=accuracy).first()
-    ordered = sorted(values)
-    for column, p in (("p50_us", 0.5), ("p90_us", 0.9), ("p99_us", 0.99)):
-        assert row[column] in values
-        exact = _nearest_rank(values, p)
-        low = bisect.bisect_left(ordered, row[column]) + 1  # the ranks the returned value holds
-        high = bisect.bisect_right(ordered, row[column])
-        target = max(1, math.ceil(p * len(values)))
-        distance = 0 if low <= target <= high else min(abs(low - target), abs(high - target))
-        assert distance <= len(values) / accuracy, (column, row[column], exact)
-
-
-def test_overall_rtt_percentiles_are_within_the_histogram_bound(spark: SparkSession) -> None:
-    """The overall percentiles come from 2 % log buckets: within sqrt(1.02) - 1 of the exact
-    nearest-rank value, and exact when the samples of the bucket hit are all equal."""
-    rng = random.Random(5)
-    values = [float(rng.randrange(50, 80_000)) for _ in range(5_000)] + [0.0, 0.5]
-    frame = spark.createDataFrame([("rtt_sample", "10.0.0.8", v) for v in values] + [
-        ("hello", "10.0.0.8", 1e9)], "kind string, address string, rtt_us double").repartition(3)
-    buckets = [(r["n"], r["lo"], r["hi"]) for r in rtt_histogram(frame).collect()]
-    assert sum(n for n, _, _ in buckets) == len(values)  # the hello's value is not a sample
-    bound = math.sqrt(RTT_BUCKET_RATIO) - 1
-    for p, got in zip(RTT_QUANTILES, histogram_percentiles(buckets)):
-        exact = _nearest_rank(values, p)
-        assert got is not None and abs(got - exact) <= bound * exact, (p, got, exact)
-    spread = [100.0, 200.0, 400.0, 800.0]  # one sample per bucket: exact
-    assert histogram_percentiles([(1, v, v) for v in spread]) == [200.0, 800.0, 800.0]
-    assert histogram_percentiles([]) == [None, None, None]
