@@ -40,7 +40,10 @@ from .traffic import QuietIdle
 LOAD_DRIVER_OPTIONS: dict[str, Any] = {
     "publication_linger_timeout_ns": 100_000_000, "term_buffer_sparse_file": True,
     "term_buffer_length": 64 * 1024, "client_liveness_timeout_ns": 30_000_000_000,
-    "publication_unblock_timeout_ns": 45_000_000_000}  # Aeron requires unblock > client liveness
+    "publication_unblock_timeout_ns": 45_000_000_000,  # Aeron requires unblock > client liveness
+    # the clients' broadcast subscriptions share one image: tethered, the slowest one held
+    # its position for all, the server's broadcast became back-pressured and CONNECTs were lost
+    "tether_subscriptions": False}
 #: Seconds the load's Aeron client waits for its driver's keepalive (see LOAD_DRIVER_OPTIONS).
 LOAD_DRIVER_TIMEOUT = 30.0
 
