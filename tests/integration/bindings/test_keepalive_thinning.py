@@ -9,6 +9,8 @@ kept off the wire, the "... received" counters (same driver, loopback) those tha
 """
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from aeron_py import Aeron, MediaDriver
@@ -144,3 +146,25 @@ def test_only_channels_bound_to_the_given_ports_are_thinned() -> None:
         received = after["Heartbeats received"] - before["Heartbeats received"]
         assert sent >= 10 and abs(sent - received) <= 2
         assert after["Status Messages received"] - before["Status Messages received"] < 8
+
+
+def test_a_running_drivers_context_refuses_changes_and_a_closed_one_refuses_reads() -> None:
+    from aeron_py import _aeron
+
+    context = DriverContext()
+    context.set_dir(f"/dev/shm/aeron-py-test-keepalive-{os.getpid()}")
+    context.set_dir_delete_on_start(True)
+    context.set_dir_delete_on_shutdown(True)
+    context.set_threading_mode(_aeron.THREADING_MODE_SHARED)
+    context.set_keepalive_interval_ns(SECOND)
+    driver = _aeron.Driver(context)
+    try:
+        with pytest.raises(Exception, match="belongs to a driver"):
+            context.set_keepalive_ports((1, 2))
+        with pytest.raises(Exception, match="belongs to a driver"):
+            context.set_keepalive_interval_ns(SECOND)
+        assert context.get_keepalive_interval_ns() == SECOND  # readable while its driver runs
+    finally:
+        driver.close()
+    with pytest.raises(Exception, match="closed with its driver"):
+        context.get_keepalive_interval_ns()
