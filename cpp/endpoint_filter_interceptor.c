@@ -18,6 +18,7 @@
 #include "util/aeron_error.h"
 
 #include "endpoint_filter_internal.h"
+#include "transport_port.h"
 
 /* One per driver agent that receives (receiver, sender, name resolver): its own thread. */
 typedef struct aeron_py_filter_agent_stct
@@ -49,25 +50,6 @@ static bool to_address(const struct sockaddr_storage *addr, uint8_t address[16])
     return false;
 }
 
-/* The transport's bound port, cached in its interceptor slot (reset by transport init). */
-static uint16_t local_port(aeron_udp_channel_transport_t *transport)
-{
-    uintptr_t cached = (uintptr_t)transport->interceptor_clientds[AERON_PY_FILTER_CLIENTD_INDEX];
-    if (0 != cached)
-    {
-        return (uint16_t)(cached & 0xFFFF);
-    }
-    struct sockaddr_storage bound;
-    socklen_t bound_length = sizeof(bound);
-    uint16_t port = 0;
-    if (0 == getsockname(transport->fd, (struct sockaddr *)&bound, &bound_length))
-    {
-        port = AF_INET == bound.ss_family ?
-            ntohs(((struct sockaddr_in *)&bound)->sin_port) : ntohs(((struct sockaddr_in6 *)&bound)->sin6_port);
-    }
-    transport->interceptor_clientds[AERON_PY_FILTER_CLIENTD_INDEX] = (void *)(UINT64_C(0x10000) | port);
-    return port;
-}
 
 static aeron_py_filter_table_t *table_acquire(aeron_py_endpoint_filter_t *filter, int slot)
 {
@@ -121,7 +103,7 @@ static void filter_incoming(
         }
         else if (aeron_py_filter_table_has_owners(table))
         {
-            port = local_port(transport);
+            port = aeron_py_transport_local_port(transport, AERON_PY_FILTER_CLIENTD_INDEX);
             port_known = true;
             const uint8_t *owner = aeron_py_filter_table_owner(table, port);
             owned = NULL != owner;
@@ -148,7 +130,7 @@ static void filter_incoming(
                     aeron_py_admission_key(&filter->config, address),
                     setup.session_id,
                     setup.stream_id,
-                    port_known ? port : local_port(transport),
+                    port_known ? port : aeron_py_transport_local_port(transport, AERON_PY_FILTER_CLIENTD_INDEX),
                     aeron_py_monotonic_ns());
             }
         }
@@ -201,7 +183,7 @@ static int filter_image_notification(
     {
         return 0;
     }
-    const uint16_t port = local_port(transport);
+    const uint16_t port = aeron_py_transport_local_port(transport, AERON_PY_FILTER_CLIENTD_INDEX);
     aeron_py_filter_table_t *table = table_acquire(agent->filter, agent->slot);
     const bool owned = NULL != aeron_py_filter_table_owner(table, port);
     table_release(agent->filter, agent->slot);

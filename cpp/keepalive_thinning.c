@@ -14,6 +14,7 @@
 #include "protocol/aeron_udp_protocol.h"
 
 #include "keepalive_thinning.h"
+#include "transport_port.h"
 
 #define WAYS 4
 #define PORT_SLOT (1)   /* transport->interceptor_clientds slot caching the local port (the filter uses 0) */
@@ -221,25 +222,6 @@ static bool keepalive_of(const struct iovec *iov, size_t iov_length, keepalive_t
     return false;
 }
 
-/* The transport's bound port, cached in its slot (Aeron resets the slots at transport init). */
-static uint16_t local_port(aeron_udp_channel_transport_t *transport)
-{
-    uintptr_t cached = (uintptr_t)transport->interceptor_clientds[PORT_SLOT];
-    if (0 != cached)
-    {
-        return (uint16_t)(cached & 0xFFFF);
-    }
-    struct sockaddr_storage bound;
-    socklen_t bound_length = sizeof(bound);
-    uint16_t port = 0;
-    if (0 == getsockname(transport->fd, (struct sockaddr *)&bound, &bound_length))
-    {
-        port = AF_INET == bound.ss_family ?
-            ntohs(((struct sockaddr_in *)&bound)->sin_port) : ntohs(((struct sockaddr_in6 *)&bound)->sin6_port);
-    }
-    transport->interceptor_clientds[PORT_SLOT] = (void *)(UINT64_C(0x10000) | port);
-    return port;
-}
 
 static bool thins(const thinning_t *thinning, aeron_udp_channel_transport_t *transport)
 {
@@ -251,7 +233,7 @@ static bool thins(const thinning_t *thinning, aeron_udp_channel_transport_t *tra
     {
         return true;
     }
-    const uint16_t port = local_port(transport);
+    const uint16_t port = aeron_py_transport_local_port(transport, PORT_SLOT);
     return thinning->port_low <= port && port <= thinning->port_high;
 }
 
