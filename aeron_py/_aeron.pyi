@@ -871,9 +871,9 @@ class Driver:
     """
     aeron_driver_t (aeron_driver_init + aeron_driver_start).
     """
-    def __init__(self, context: DriverContext, manual_main_loop: bool = False, endpoint_filter: typing.Any | None = None, quiet_idle_hot_ns: typing.SupportsInt | typing.SupportsIndex = 0, quiet_idle_period_ns: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+    def __init__(self, context: DriverContext, manual_main_loop: bool = False, endpoint_filter: typing.Any | None = None, quiet_idle_hot_ns: typing.SupportsInt | typing.SupportsIndex = 0, quiet_idle_period_ns: typing.SupportsInt | typing.SupportsIndex = 0, quiet_idle_deep_ns: typing.SupportsInt | typing.SupportsIndex = 0, quiet_idle_deep_period_ns: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
         """
-        endpoint_filter: an EndpointFilter installed on the context before aeron_driver_init, its counters allocated before aeron_driver_start. quiet_idle_period_ns > 0 makes the SHARED idle strategy aeron_py_quiet_idle (traffic_bell.h): backoff while the filter's bell rang or was touched within quiet_idle_hot_ns, then one duty cycle per period.
+        endpoint_filter: an EndpointFilter installed on the context before aeron_driver_init, its counters allocated before aeron_driver_start. quiet_idle_period_ns > 0 makes the SHARED idle strategy aeron_py_quiet_idle (traffic_bell.h): backoff while the filter's bell rang or was touched within quiet_idle_hot_ns, then one duty cycle per period; after quiet_idle_deep_ns (> 0) of silence one per quiet_idle_deep_period_ns. It adds the longest period to the context's cycle thresholds.
         """
     def close(self) -> None:
         """

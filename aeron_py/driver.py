@@ -165,7 +165,9 @@ class MediaDriver:
         self._driver: _aeron.Driver | None = _aeron.Driver(
             context, manual_main_loop=self.threading_mode is ThreadingMode.INVOKER, endpoint_filter=native_filter,
             quiet_idle_hot_ns=quiet_idle.after_ns if quiet_idle else 0,
-            quiet_idle_period_ns=quiet_idle.period_ns if quiet_idle else 0)
+            quiet_idle_period_ns=quiet_idle.period_ns if quiet_idle else 0,
+            quiet_idle_deep_ns=quiet_idle.deep_after_ns if quiet_idle else 0,
+            quiet_idle_deep_period_ns=quiet_idle.deep_period_ns if quiet_idle else 0)
         self._endpoint_filter = (EndpointFilter(native_filter, endpoint_filter, f"the media driver in {self._dir}")
                                  if native_filter is not None and endpoint_filter is not None else None)
         _live.add(self)

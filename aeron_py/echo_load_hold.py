@@ -217,6 +217,11 @@ def _stage(sched: ClientScheduler, held: list[EchoClient], seconds: float) -> di
             "client_steps": sched.steps - steps}
 
 
+#: The load driver's idle: quiet 1 s after the last traffic, deep quiet (5 duty cycles a
+#: second) 5 s after it, as the server's defaults; the echo stage's traffic keeps it hot.
+LOAD_QUIET = QuietIdle(after=1.0, period=0.02, deep_after=5.0, deep_period=0.2)
+
+
 def run_hold(address: str, port: int, control_port: int, plan: HoldPlan, *, sources: Sequence[str] = (),
              on_event: Event = lambda event: None, should_stop: Callable[[], bool] = lambda: False,
              rng: random.Random | None = None) -> dict[str, Any]:
@@ -231,7 +236,7 @@ def run_hold(address: str, port: int, control_port: int, plan: HoldPlan, *, sour
     thinning: dict[str, Any] = {}
     if plan.keepalive_interval is not None:
         thinning["keepalive_interval_ns"] = round(plan.keepalive_interval * 1e9)
-    with MediaDriver(**LOAD_DRIVER_OPTIONS, **thinning, quiet_idle=QuietIdle(after=1.0, period=0.02)) as driver, \
+    with MediaDriver(**LOAD_DRIVER_OPTIONS, **thinning, quiet_idle=LOAD_QUIET) as driver, \
             Aeron(driver=driver, use_conductor_agent_invoker=True, client_name="echo-load-hold",
                   timeout=LOAD_DRIVER_TIMEOUT) as aeron:
         sched = ClientScheduler(aeron, should_stop=should_stop)
@@ -265,6 +270,7 @@ def run_hold(address: str, port: int, control_port: int, plan: HoldPlan, *, sour
                     step["idle"] = _stage(sched, held, plan.hold_s)
                     on_event({"event": "held", "mode": "idle", "target": target, **step["idle"]})
                 if plan.echo_s > 0 and not should_stop():
+                    driver.traffic.touch()  # about to send: leave (deep) quiet now, not a period later
                     step["echo"] = _echo_stage(sched, held, plan, rng, on_event, target)
                 held = _held_alive(held)
                 steps_out.append(step)

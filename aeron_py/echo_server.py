@@ -97,8 +97,14 @@ def parser() -> argparse.ArgumentParser:
                    "driver slows to one duty cycle per --quiet-period: idle CPU falls, the first message after a "
                    "quiet spell waits up to --quiet-period (1.0)")
     p.add_argument("--quiet-period", type=_positive_float, default=0.05, metavar="SECONDS",
-                   help="the driver's duty cycle period while quiet, at most 1; below 0.1 keeps Aeron's 100 ms "
-                   "stall counters still (0.05)")
+                   help="the driver's duty cycle period while quiet, at most 1 (0.05)")
+    p.add_argument("--deep-quiet-after", type=float, default=4.0, metavar="SECONDS",
+                   help="after this much more quiet the driver's period becomes --deep-quiet-period: less idle "
+                   "CPU with thousands of duologues, the first message after a long silence waits up to that "
+                   "period (4.0)")
+    p.add_argument("--deep-quiet-period", type=_positive_float, default=0.2, metavar="SECONDS",
+                   help="the driver's duty cycle period in deep quiet, at most 1 (0.2)")
+    p.add_argument("--no-deep-quiet", action="store_true", help="stay at --quiet-period however long the silence")
     p.add_argument("--no-quiet", action="store_true",
                    help="never go quiet: poll with backoff however idle (lowest latency, most CPU)")
     p.add_argument("--keepalive-interval", type=float, default=1.0, metavar="SECONDS",
@@ -142,6 +148,8 @@ def settings(args: argparse.Namespace, p: argparse.ArgumentParser) -> tuple[Serv
             setup_rate=args.setup_rate, setup_burst=max(1, int(2 * args.setup_rate)),
             max_images_per_source=args.max_images_per_source, max_images_total=args.max_images_total,
             quiet_after=None if args.no_quiet else args.quiet_after, quiet_period=args.quiet_period,
+            deep_quiet_after=None if args.no_deep_quiet else args.deep_quiet_after,
+            deep_quiet_period=args.deep_quiet_period,
             keepalive_interval=args.keepalive_interval or None)
         top = config.clients_base_port + 2 * config.max_clients - 1
         if not 1 <= config.clients_base_port <= top <= 65535:

@@ -42,19 +42,31 @@ class QuietIdle:
 
     ``after``: seconds without traffic before the driver goes quiet (0: quiet unless a
     ring or touch is newer than the current duty cycle).  ``period``: seconds per duty
-    cycle while quiet, in (0, 1].
+    cycle while quiet, in (0, 1].  ``deep_after`` (``None``: never): seconds without
+    traffic, at least ``after``, before the driver sleeps ``deep_period`` (in (0, 1])
+    between duty cycles instead: a long-idle driver with thousands of channels spends
+    most of its remaining time scanning them once per cycle.  Aeron's stall counters
+    ("work cycle exceeded threshold") get the longest period added to their
+    thresholds, so they still count only cycles slower than intended.  Heartbeats and
+    status messages go at most once per cycle; keep the periods well below the
+    liveness timeouts (seconds).
     """
 
     after: float = 1.0
     period: float = 0.02
+    deep_after: float | None = None
+    deep_period: float = 0.2
 
     def __post_init__(self) -> None:
-        if isinstance(self.after, bool) or not isinstance(self.after, (int, float)) or not (
-                0 <= self.after < math.inf):
+        if not _seconds(self.after) or self.after < 0:
             raise ValueError(f"QuietIdle.after must be a number of seconds >= 0, got {self.after!r}")
-        if isinstance(self.period, bool) or not isinstance(self.period, (int, float)) or not (
-                0 < self.period <= 1):
-            raise ValueError(f"QuietIdle.period must be in (0, 1] seconds, got {self.period!r}")
+        for name in ("period", "deep_period"):
+            value = getattr(self, name)
+            if not _seconds(value) or not 0 < value <= 1:
+                raise ValueError(f"QuietIdle.{name} must be in (0, 1] seconds, got {value!r}")
+        if self.deep_after is not None and (not _seconds(self.deep_after) or self.deep_after < self.after):
+            raise ValueError(f"QuietIdle.deep_after must be None or seconds >= after ({self.after!r}), "
+                             f"got {self.deep_after!r}")
 
     @property
     def after_ns(self) -> int:
@@ -63,6 +75,20 @@ class QuietIdle:
     @property
     def period_ns(self) -> int:
         return max(1, int(self.period * 1e9))
+
+    @property
+    def deep_after_ns(self) -> int:
+        """``deep_after`` in ns; 0 when there is no deep quiet."""
+        return 0 if self.deep_after is None else max(1, int(self.deep_after * 1e9))
+
+    @property
+    def deep_period_ns(self) -> int:
+        return max(1, int(self.deep_period * 1e9))
+
+
+def _seconds(value: object) -> bool:
+    """A finite number of seconds (not a bool)."""
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
 
 
 class TrafficBell:

@@ -40,7 +40,7 @@ struct DriverContext {
 class Driver {
 public:
     Driver(DriverContext &context, bool manual_main_loop, py::handle endpoint_filter, int64_t quiet_idle_hot_ns,
-           int64_t quiet_idle_period_ns) {
+           int64_t quiet_idle_period_ns, int64_t quiet_idle_deep_ns, int64_t quiet_idle_deep_period_ns) {
         aeron_driver_context_t *ctx = context.check();
         filter_ = endpoint_filter_handle(endpoint_filter);
         if (quiet_idle_period_ns > 0 && !filter_)
@@ -48,7 +48,8 @@ public:
         if (filter_) filter_->install(ctx);
         if (quiet_idle_period_ns > 0) {
             try {
-                filter_->install_quiet_idle(ctx, quiet_idle_hot_ns, quiet_idle_period_ns);
+                filter_->install_quiet_idle(ctx, quiet_idle_hot_ns, quiet_idle_period_ns, quiet_idle_deep_ns,
+                                            quiet_idle_deep_period_ns);
             } catch (...) {
                 filter_->detach();  // the context keeps (and frees) the inert bindings
                 filter_.reset();
@@ -277,13 +278,15 @@ void init_driver(py::module_ &m) {
     AERON_PY_GETTER(dir_delete_on_shutdown);
 
     py::class_<Driver>(m, "Driver", "aeron_driver_t (aeron_driver_init + aeron_driver_start).")
-        .def(py::init<DriverContext &, bool, py::handle, int64_t, int64_t>(), py::arg("context"),
+        .def(py::init<DriverContext &, bool, py::handle, int64_t, int64_t, int64_t, int64_t>(), py::arg("context"),
              py::arg("manual_main_loop") = false, py::arg("endpoint_filter") = py::none(),
-             py::arg("quiet_idle_hot_ns") = 0, py::arg("quiet_idle_period_ns") = 0, py::keep_alive<1, 2>(),
+             py::arg("quiet_idle_hot_ns") = 0, py::arg("quiet_idle_period_ns") = 0, py::arg("quiet_idle_deep_ns") = 0,
+             py::arg("quiet_idle_deep_period_ns") = 0, py::keep_alive<1, 2>(),
              "endpoint_filter: an EndpointFilter installed on the context before aeron_driver_init, its counters "
              "allocated before aeron_driver_start. quiet_idle_period_ns > 0 makes the SHARED idle strategy "
              "aeron_py_quiet_idle (traffic_bell.h): backoff while the filter's bell rang or was touched within "
-             "quiet_idle_hot_ns, then one duty cycle per period.")
+             "quiet_idle_hot_ns, then one duty cycle per period; after quiet_idle_deep_ns (> 0) of silence one per "
+             "quiet_idle_deep_period_ns. It adds the longest period to the context's cycle thresholds.")
         .def("do_work", &Driver::do_work, "aeron_driver_main_do_work (INVOKER threading mode).")
         .def("idle", &Driver::idle, py::arg("work_count"), "aeron_driver_main_idle_strategy (releases the GIL).")
         .def("close", &Driver::close, "aeron_driver_close + aeron_driver_context_close; idempotent.")

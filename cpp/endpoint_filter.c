@@ -261,18 +261,29 @@ aeron_py_traffic_bell_t *aeron_py_endpoint_filter_bell(aeron_py_endpoint_filter_
 }
 
 int aeron_py_endpoint_filter_install_quiet_idle(
-    aeron_py_endpoint_filter_t *filter, aeron_driver_context_t *context, int64_t hot_ns, int64_t period_ns)
+    aeron_py_endpoint_filter_t *filter, aeron_driver_context_t *context, int64_t hot_ns, int64_t period_ns,
+    int64_t deep_ns, int64_t deep_period_ns)
 {
     if (AERON_THREADING_MODE_SHARED != context->threading_mode)
     {
         errno = ENOTSUP;
         return -1;
     }
-    aeron_py_quiet_idle_t *state = aeron_py_quiet_idle_create(filter->bell, hot_ns, period_ns);
+    aeron_py_quiet_idle_t *state = aeron_py_quiet_idle_create(filter->bell, hot_ns, period_ns, deep_ns, deep_period_ns);
     if (NULL == state)
     {
         return -1;
     }
+    /* Aeron's stall counters ("work cycle exceeded threshold") time the gap between two duty
+     * cycles, which now includes our deliberate sleep: they keep meaning "this much longer
+     * than intended" when the sleep is added to their thresholds */
+    const int64_t sleep = aeron_py_quiet_idle_longest_period_ns(state);
+    aeron_driver_context_set_conductor_cycle_threshold_ns(
+        context, (uint64_t)(aeron_driver_context_get_conductor_cycle_threshold_ns(context) + sleep));
+    aeron_driver_context_set_sender_cycle_threshold_ns(
+        context, (uint64_t)(aeron_driver_context_get_sender_cycle_threshold_ns(context) + sleep));
+    aeron_driver_context_set_receiver_cycle_threshold_ns(
+        context, (uint64_t)(aeron_driver_context_get_receiver_cycle_threshold_ns(context) + sleep));
     /* the context frees the state with aeron_free when it closes, as it does its own */
     aeron_free(context->shared_idle_strategy_state);
     context->shared_idle_strategy_state = state;

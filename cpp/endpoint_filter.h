@@ -111,10 +111,12 @@ typedef struct aeron_py_traffic_bell_stct aeron_py_traffic_bell_t;
 aeron_py_traffic_bell_t *aeron_py_endpoint_filter_bell(aeron_py_endpoint_filter_t *filter);
 
 /* Makes the quiet idle strategy (traffic_bell.h) the SHARED idle strategy of `context`, driven
- * by this filter's bell (before aeron_driver_init). -1 with errno ENOTSUP when the context's
- * threading mode is not SHARED, EINVAL on bad times. */
+ * by this filter's bell (before aeron_driver_init), and adds its longest period to the
+ * context's conductor, sender and receiver cycle thresholds. -1 with errno ENOTSUP when the
+ * context's threading mode is not SHARED, EINVAL on bad times (aeron_py_quiet_idle_create). */
 int aeron_py_endpoint_filter_install_quiet_idle(
-    aeron_py_endpoint_filter_t *filter, aeron_driver_context_t *context, int64_t hot_ns, int64_t period_ns);
+    aeron_py_endpoint_filter_t *filter, aeron_driver_context_t *context, int64_t hot_ns, int64_t period_ns,
+    int64_t deep_ns, int64_t deep_period_ns);
 
 /* Frees the filter; only after detach (or if never installed). */
 void aeron_py_endpoint_filter_delete(aeron_py_endpoint_filter_t *filter);

@@ -31,11 +31,14 @@ void EndpointFilterHandle::install(aeron_driver_context_t *context) {
     phase = Phase::installed;
 }
 
-void EndpointFilterHandle::install_quiet_idle(aeron_driver_context_t *context, int64_t hot_ns, int64_t period_ns) {
-    if (aeron_py_endpoint_filter_install_quiet_idle(filter, context, hot_ns, period_ns) < 0) {
+void EndpointFilterHandle::install_quiet_idle(aeron_driver_context_t *context, int64_t hot_ns, int64_t period_ns,
+                                              int64_t deep_ns, int64_t deep_period_ns) {
+    if (aeron_py_endpoint_filter_install_quiet_idle(filter, context, hot_ns, period_ns, deep_ns, deep_period_ns) < 0) {
         const int error = errno;
         if (error == ENOTSUP) throw AeronCallError("the quiet idle strategy needs the SHARED threading mode", error);
-        if (error == EINVAL) throw py::value_error("quiet idle: hot_ns must be >= 0 and period_ns in (0, 1 s]");
+        if (error == EINVAL)
+            throw py::value_error("quiet idle: hot_ns must be >= 0, period_ns in (0, 1 s], and deep_ns (when > 0) "
+                                  ">= hot_ns with deep_period_ns in (0, 1 s]");
         throw std::bad_alloc();
     }
 }

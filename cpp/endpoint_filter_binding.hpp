@@ -29,7 +29,8 @@ struct EndpointFilterHandle {
     // aeron_py_endpoint_filter_install; before aeron_driver_init.
     void install(aeron_driver_context_t *context);
     // aeron_py_endpoint_filter_install_quiet_idle; after install, before aeron_driver_init.
-    void install_quiet_idle(aeron_driver_context_t *context, int64_t hot_ns, int64_t period_ns);
+    void install_quiet_idle(aeron_driver_context_t *context, int64_t hot_ns, int64_t period_ns, int64_t deep_ns,
+                            int64_t deep_period_ns);
     // aeron_py_endpoint_filter_attach_counters; after aeron_driver_init, before aeron_driver_start.
     void attach_counters(aeron_driver_context_t *context);
     // Before aeron_driver_close releases the GIL: counter reads must wait for detach.

@@ -151,9 +151,17 @@ int aeron_py_traffic_bell_wait(aeron_py_traffic_bell_t *bell, int64_t seen, int6
 #define QUIET_MIN_PARK_NS (1000)
 #define QUIET_MAX_PARK_NS (1000000)
 
-aeron_py_quiet_idle_t *aeron_py_quiet_idle_create(aeron_py_traffic_bell_t *bell, int64_t hot_ns, int64_t period_ns)
+static bool valid_period(int64_t period_ns)
 {
-    if (NULL == bell || hot_ns < 0 || period_ns <= 0 || period_ns > INT64_C(1000000000))
+    return period_ns > 0 && period_ns <= INT64_C(1000000000);
+}
+
+aeron_py_quiet_idle_t *aeron_py_quiet_idle_create(
+    aeron_py_traffic_bell_t *bell, int64_t hot_ns, int64_t period_ns, int64_t deep_ns, int64_t deep_period_ns)
+{
+    const bool deep = deep_ns > 0;
+    if (NULL == bell || hot_ns < 0 || !valid_period(period_ns) ||
+        (deep && (deep_ns < hot_ns || !valid_period(deep_period_ns))))
     {
         errno = EINVAL;
         return NULL;
@@ -167,11 +175,18 @@ aeron_py_quiet_idle_t *aeron_py_quiet_idle_create(aeron_py_traffic_bell_t *bell,
     state->bell = bell;
     state->hot_ns = hot_ns;
     state->period_ns = period_ns;
+    state->deep_ns = deep ? deep_ns : 0;
+    state->deep_period_ns = deep ? deep_period_ns : period_ns;
     state->spins = 0;
     state->yields = 0;
     state->park_ns = QUIET_MIN_PARK_NS;
     state->conductor = NULL;
     return state;
+}
+
+int64_t aeron_py_quiet_idle_longest_period_ns(const aeron_py_quiet_idle_t *state)
+{
+    return state->deep_period_ns > state->period_ns ? state->deep_period_ns : state->period_ns;
 }
 
 void aeron_py_quiet_idle_attach_conductor(void *state, void *conductor)
@@ -196,14 +211,17 @@ void aeron_py_quiet_idle(void *state_ptr, int work_count)
         work_count += aeron_py_conductor_drain(state->conductor, QUIET_DRAIN_LIMIT);
     }
     const int64_t now_ns = aeron_py_monotonic_ns();
-    if (now_ns - aeron_py_traffic_bell_last_ns(state->bell) >= state->hot_ns)
+    const int64_t silence_ns = now_ns - aeron_py_traffic_bell_last_ns(state->bell);
+    if (silence_ns >= state->hot_ns)
     {
         /* quiet: one duty cycle per period, whatever it did (heartbeats and status messages
-         * wait at most a period; their timeouts are 100 ms and more) */
+         * wait at most a period; Aeron's own pace for them is 100 and 200 ms, and the
+         * liveness timeouts that depend on them are seconds); after deep_ns of silence,
+         * one per deep period (install_quiet_idle raised the cycle thresholds to match) */
         state->spins = 0;
         state->yields = 0;
         state->park_ns = QUIET_MIN_PARK_NS;
-        sleep_ns(state->period_ns);
+        sleep_ns(state->deep_ns > 0 && silence_ns >= state->deep_ns ? state->deep_period_ns : state->period_ns);
         return;
     }
     if (work_count > 0)

@@ -63,6 +63,8 @@ typedef struct aeron_py_quiet_idle_stct
     aeron_py_traffic_bell_t *bell;  /* outlives the driver (the endpoint filter owns it) */
     int64_t hot_ns;                 /* backoff while the last ring/touch is younger than this */
     int64_t period_ns;              /* then at most one duty cycle per period */
+    int64_t deep_ns;                /* > 0: after this much silence (>= hot_ns) ... */
+    int64_t deep_period_ns;         /* ... one duty cycle per deep period instead */
     int64_t spins;
     int64_t yields;
     int64_t park_ns;
@@ -70,8 +72,13 @@ typedef struct aeron_py_quiet_idle_stct
 }
 aeron_py_quiet_idle_t;
 
-/* A state allocated with aeron_alloc (the driver context frees it), or NULL with errno set. */
-aeron_py_quiet_idle_t *aeron_py_quiet_idle_create(aeron_py_traffic_bell_t *bell, int64_t hot_ns, int64_t period_ns);
+/* A state allocated with aeron_alloc (the driver context frees it), or NULL with errno set
+ * (EINVAL: hot_ns < 0, a period outside (0, 1 s], or deep_ns > 0 below hot_ns).
+ * deep_ns <= 0: no deep quiet (deep_period_ns is then ignored). */
+aeron_py_quiet_idle_t *aeron_py_quiet_idle_create(
+    aeron_py_traffic_bell_t *bell, int64_t hot_ns, int64_t period_ns, int64_t deep_ns, int64_t deep_period_ns);
+/* The longest sleep between two duty cycles the state allows (period or deep period). */
+int64_t aeron_py_quiet_idle_longest_period_ns(const aeron_py_quiet_idle_t *state);
 void aeron_py_quiet_idle(void *state, int work_count);
 /* Before aeron_driver_start: the conductor (aeron_driver_conductor_t *) to drain. */
 void aeron_py_quiet_idle_attach_conductor(void *state, void *conductor);

@@ -115,7 +115,10 @@ class ServerLifecycle:
             # driver reuse its endpoint) that need a heartbeat to ask for SETUP
             c = self.config
             driver_options["keepalive_ports"] = (c.clients_base_port, c.clients_base_port + 2 * c.max_clients - 1)
-        quiet = QuietIdle(o.quiet_after, o.quiet_period) if o.quiet_after is not None and o.endpoint_filter else None
+        quiet = None
+        if o.quiet_after is not None and o.endpoint_filter:
+            deep_after = None if o.deep_quiet_after is None else o.quiet_after + o.deep_quiet_after
+            quiet = QuietIdle(o.quiet_after, o.quiet_period, deep_after, o.deep_quiet_period)
         self._driver = MediaDriver(o.dir, threading_mode="SHARED", idle_strategy="backoff", quiet_idle=quiet,
                                    **driver_options)
         self.driver_dir = self._driver.dir

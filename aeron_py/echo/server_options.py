@@ -45,7 +45,11 @@ class ServerOptions:
     least every housekeeping tick, 0.1 s) and the driver runs one duty cycle per
     ``quiet_period``.  The price: the first message after a quiet spell waits up to
     ``quiet_period`` in the driver.  ``quiet_after=None``: never quiet (poll with backoff,
-    as before); quiet mode also needs ``endpoint_filter``.
+    as before); quiet mode also needs ``endpoint_filter``.  Deep quiet: after
+    ``deep_quiet_after`` more seconds of quiet the driver's period becomes
+    ``deep_quiet_period`` (``deep_quiet_after=None``: never); at 1,000 idle duologues the
+    server's CPU falls from ~7 % to ~4 % of a core, and the first message after a long
+    silence waits up to ``deep_quiet_period``.
 
     ``keepalive_interval``: an idle duologue's heartbeats (Aeron: every 0.1 s) and
     unchanged status messages (every 0.2 s) reach the wire at most once per this many
@@ -84,6 +88,8 @@ class ServerOptions:
     sparse_logs: bool = True
     quiet_after: float | None = 1.0
     quiet_period: float = 0.05
+    deep_quiet_after: float | None = 4.0
+    deep_quiet_period: float = 0.2
     keepalive_interval: float | None = 1.0
 
     def __post_init__(self) -> None:
@@ -109,8 +115,12 @@ class ServerOptions:
                 raise ValueError(f"ServerOptions.{name} must be > 0 seconds, got {getattr(self, name)!r}")
         if self.quiet_after is not None and not 0 <= self.quiet_after < float("inf"):
             raise ValueError(f"ServerOptions.quiet_after must be None or >= 0 seconds, got {self.quiet_after!r}")
-        if not 0 < self.quiet_period <= 1:
-            raise ValueError(f"ServerOptions.quiet_period must be in (0, 1] seconds, got {self.quiet_period!r}")
+        for name in ("quiet_period", "deep_quiet_period"):
+            if not 0 < getattr(self, name) <= 1:
+                raise ValueError(f"ServerOptions.{name} must be in (0, 1] seconds, got {getattr(self, name)!r}")
+        if self.deep_quiet_after is not None and not 0 <= self.deep_quiet_after < float("inf"):
+            raise ValueError("ServerOptions.deep_quiet_after must be None or >= 0 seconds, "
+                             f"got {self.deep_quiet_after!r}")
         if self.keepalive_interval is not None and not 0.1 <= self.keepalive_interval <= 2:
             raise ValueError("ServerOptions.keepalive_interval must be None or in [0.1, 2] seconds, "
                              f"got {self.keepalive_interval!r}")

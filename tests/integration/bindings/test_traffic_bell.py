@@ -109,6 +109,43 @@ def test_quiet_driver_still_delivers_and_goes_quiet(quiet_driver: MediaDriver) -
         assert receive(sub) == [b"after quiet"]
 
 
+def cycle_thresholds(driver: MediaDriver) -> list[str]:
+    """The "threshold=..." of the driver's three "work cycle exceeded threshold" counters."""
+    with driver.stat() as stat:
+        labels = [c.label for c in stat.counters() if "work cycle exceeded threshold" in c.label]
+    return sorted(label.split("threshold=")[1].split()[0] for label in labels)
+
+
+def test_deep_quiet_slows_the_idle_driver_and_still_delivers() -> None:
+    quiet = QuietIdle(after=0.0, period=0.01, deep_after=0.3, deep_period=0.2)
+    with MediaDriver(publication_linger_timeout_ns=0, quiet_idle=quiet) as driver:
+        bell = driver.traffic
+        with Aeron(driver=driver) as aeron:
+            pub, sub = connected_pair(aeron, free_udp_port())
+            wait_until(lambda: bell.quiet_for() > 0.5, 10, "deep quiet")
+            with driver.stat() as stat:
+                before, started = stat.system_counters()["Heartbeats sent"], bell.quiet_for()
+                assert bell.wait(bell.sequence(), 2.0) is False  # 2 s of silence
+                sent, window = stat.system_counters()["Heartbeats sent"] - before, bell.quiet_for() - started
+            # Aeron heartbeats an idle publication every 0.1 s; deep quiet runs a duty cycle,
+            # and so at most one heartbeat, per 0.2 s (a slow machine sends fewer, never more)
+            assert 0 < sent <= window / 0.2 + 2, (sent, window)
+            assert pub.is_connected and sub.is_connected
+            seen = bell.sequence()
+            wait_until(lambda: pub.offer(b"after deep quiet") > 0, 5, "offer")
+            assert bell.wait(seen, 20.0) is True
+            assert receive(sub) == [b"after deep quiet"]
+
+
+def test_quiet_idle_raises_the_stall_thresholds_by_its_longest_period() -> None:
+    with MediaDriver(endpoint_filter=None) as plain:
+        assert cycle_thresholds(plain) == ["100ms"] * 3  # Aeron's default
+    with MediaDriver(quiet_idle=QuietIdle(after=1.0, period=0.05)) as quiet:
+        assert cycle_thresholds(quiet) == ["150ms"] * 3
+    with MediaDriver(quiet_idle=QuietIdle(after=1.0, period=0.05, deep_after=5.0, deep_period=0.25)) as deep:
+        assert cycle_thresholds(deep) == ["350ms"] * 3
+
+
 def test_touch_counts_as_traffic_without_ringing(driver: MediaDriver) -> None:
     bell = driver.traffic
     seen = bell.sequence()
@@ -147,7 +184,9 @@ def test_bell_outlives_its_driver_safely() -> None:
 
 
 def test_bad_arguments_and_configurations() -> None:
-    for bad in ({"after": -1.0}, {"period": 0.0}, {"period": 2.0}, {"after": float("inf")}, {"period": True}):
+    for bad in ({"after": -1.0}, {"period": 0.0}, {"period": 2.0}, {"after": float("inf")}, {"period": True},
+                {"after": 2.0, "deep_after": 1.0}, {"deep_after": float("nan")}, {"deep_after": 5.0, "deep_period": 0},
+                {"deep_period": 1.5}, {"deep_after": "5"}):
         with pytest.raises(ValueError, match="QuietIdle"):
             QuietIdle(**bad)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="endpoint filter"):

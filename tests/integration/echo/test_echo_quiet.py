@@ -13,6 +13,7 @@ import time
 import pytest
 
 from aeron_py.echo.server import EchoServer
+from aeron_py.traffic import QuietIdle
 from echo_harness import PortBlocks, make_server, raw_peer, wait_until
 
 pytestmark = [pytest.mark.integration]
@@ -80,6 +81,28 @@ def test_quiet_options_are_checked() -> None:
         ServerOptions(quiet_period=0.0)
     with pytest.raises(ValueError, match="quiet_period"):
         ServerOptions(quiet_period=1.5)
+    with pytest.raises(ValueError, match="deep_quiet_period"):
+        ServerOptions(deep_quiet_period=0.0)
+    with pytest.raises(ValueError, match="deep_quiet_after"):
+        ServerOptions(deep_quiet_after=-0.5)
+    assert ServerOptions(deep_quiet_after=None).deep_quiet_after is None
+
+
+@pytest.mark.timeout(60)
+def test_a_server_in_deep_quiet_answers_the_next_message() -> None:
+    ports = BLOCKS.take()
+    options = {"quiet_after": 0.2, "quiet_period": 0.02, "deep_quiet_after": 0.2, "deep_quiet_period": 0.2}
+    with make_server(ports, options=options) as server, raw_peer(ports) as peer:
+        assert server._driver is not None
+        # deep quiet counts from the last traffic: quiet_after + deep_quiet_after
+        assert server._driver.quiet_idle == QuietIdle(after=0.2, period=0.02, deep_after=0.4, deep_period=0.2)
+        pub, sub = peer.open_duologue(peer.handshake())
+        bell = server._driver.traffic
+        wait_until(lambda: bell.quiet_for() > 1.0, 10, "a deep quiet spell", step=0.01)
+        for i in range(3):
+            peer.send(pub, b"ECHO deep %d" % i)
+            assert peer.receive(sub, lambda m: True, timeout=10) == b"ECHO deep %d" % i
+        assert server.stats.duologues == 1
 
 
 def calls_in(server: EchoServer, name: str, seconds: float) -> int:
