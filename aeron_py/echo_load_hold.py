@@ -218,8 +218,8 @@ def _stage(sched: ClientScheduler, held: list[EchoClient], seconds: float) -> di
 
 
 #: The load driver's idle: quiet 1 s after the last traffic, deep quiet (5 duty cycles a
-#: second) 5 s after it, as the server's defaults; the echo stage's traffic keeps it hot.
-LOAD_QUIET = QuietIdle(after=1.0, period=0.02, deep_after=5.0, deep_period=0.2)
+#: second) 16 s after it, as the server's defaults; the echo stage's traffic keeps it hot.
+LOAD_QUIET = QuietIdle(after=1.0, period=0.02, deep_after=16.0, deep_period=0.2)
 
 
 def run_hold(address: str, port: int, control_port: int, plan: HoldPlan, *, sources: Sequence[str] = (),

@@ -98,10 +98,10 @@ def parser() -> argparse.ArgumentParser:
                    "quiet spell waits up to --quiet-period (1.0)")
     p.add_argument("--quiet-period", type=_positive_float, default=0.05, metavar="SECONDS",
                    help="the driver's duty cycle period while quiet, at most 1 (0.05)")
-    p.add_argument("--deep-quiet-after", type=float, default=4.0, metavar="SECONDS",
+    p.add_argument("--deep-quiet-after", type=float, default=15.0, metavar="SECONDS",
                    help="after this much more quiet the driver's period becomes --deep-quiet-period: less idle "
                    "CPU with thousands of duologues, the first message after a long silence waits up to that "
-                   "period (4.0)")
+                   "period (15.0)")
     p.add_argument("--deep-quiet-period", type=_positive_float, default=0.2, metavar="SECONDS",
                    help="the driver's duty cycle period in deep quiet, at most 1 (0.2)")
     p.add_argument("--no-deep-quiet", action="store_true", help="stay at --quiet-period however long the silence")

@@ -243,10 +243,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--label", default="before", help="name of this run in the JSON (e.g. before / after)")
     p.add_argument("--steps", default="1000,2500,5000,7500,10000", help="duologue counts to grow through")
     p.add_argument("--measure", type=float, default=10.0, help="seconds of each CPU measurement (10)")
-    p.add_argument("--settle", type=float, default=8.0,
-                   help="seconds the idle stage waits before measuring: the growth's last handshakes, then the "
-                   "server's --quiet-after and --deep-quiet-after (5 s of silence in all) pass first "
-                   "(8; round 4 waited 3, rounds before 4 measured at once)")
+    p.add_argument("--settle", type=float, default=25.0,
+                   help="seconds the idle stage waits before measuring: the growth's teardown (the clients' "
+                   "HELLO images, ~12 s at 1,000), then the server's --quiet-after and --deep-quiet-after (16 s "
+                   "of silence in all) pass first (25; round 4 waited 3, rounds before 4 measured at once)")
     p.add_argument("--rate", type=float, default=1.0, help="echoes per second per client in the echo stage (1)")
     p.add_argument("--sources", type=int, default=64, help="source addresses 127.0.0.2.. for the clients (64)")
     p.add_argument("--batch", type=int, default=50, help="handshakes the load keeps in flight while growing (50)")

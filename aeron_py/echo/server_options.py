@@ -49,7 +49,9 @@ class ServerOptions:
     ``deep_quiet_after`` more seconds of quiet the driver's period becomes
     ``deep_quiet_period`` (``deep_quiet_after=None``: never); at 1,000 idle duologues the
     server's CPU falls from ~7 % to ~4 % of a core, and the first message after a long
-    silence waits up to ``deep_quiet_period``.
+    silence waits up to ``deep_quiet_period``.  It starts late on purpose: entered while a
+    burst of handshakes was still being torn down (the clients' HELLO images, ~12 s after
+    1,000 handshakes), 5 s after the last traffic, the driver stayed busy for ~30 s.
 
     ``keepalive_interval``: an idle duologue's heartbeats (Aeron: every 0.1 s) and
     unchanged status messages (every 0.2 s) reach the wire at most once per this many
@@ -88,7 +90,7 @@ class ServerOptions:
     sparse_logs: bool = True
     quiet_after: float | None = 1.0
     quiet_period: float = 0.05
-    deep_quiet_after: float | None = 4.0
+    deep_quiet_after: float | None = 15.0
     deep_quiet_period: float = 0.2
     keepalive_interval: float | None = 1.0
 
