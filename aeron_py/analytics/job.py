@@ -121,9 +121,13 @@ def _step(name: str) -> Iterator[None]:
 
 def summarise_events(spark: SparkSession, events_dir: Path) -> DataFrame:
     """The summary (:func:`.summary.summarise`) of every line of ``events_dir``, computed
-    by one scan of the JSON on first use and then kept (``MEMORY_AND_DISK``); unpersist
-    when done."""
-    return summarise(analysed(load_events(spark, events_dir))).persist(StorageLevel.MEMORY_AND_DISK)
+    by one scan of the JSON on first use and then kept (``MEMORY_AND_DISK``), each
+    partition ordered by ``role``; unpersist when done."""
+    summary = summarise(analysed(load_events(spark, events_dir)))
+    # Rows of one role side by side: every later step filters on the role, and Spark skips
+    # the cached batches whose min/max role cannot match (the RTT rows, 78 % of the
+    # summary at 10 M events, are never read by the event and driver steps).
+    return summary.sortWithinPartitions("role").persist(StorageLevel.MEMORY_AND_DISK)
 
 
 def _line_counts(summary: DataFrame) -> dict[str, Any]:

@@ -89,6 +89,19 @@ def test_report_counts_lines_by_status(result: tuple[Path, dict[str, Any]], data
     assert report["time_range"]["last_ts"] == pytest.approx(dataset[1]["end_ts"], abs=1e-3)
 
 
+def test_summary_keeps_the_rows_of_one_role_together(spark: SparkSession, dataset: tuple[Path, dict]) -> None:
+    # Each cached partition is ordered by role, so the steps that filter on a role skip the
+    # cached batches of the others (Spark's per-batch min/max); the rows themselves are the
+    # same, so the job's results are unchanged.
+    summary = job.summarise_events(spark, dataset[0])
+    try:
+        partitions = summary.select("role").rdd.glom().map(lambda rows: [row[0] for row in rows]).collect()
+    finally:
+        summary.unpersist()
+    assert {role for roles in partitions for role in roles} == {"driver", "event", "rtt"}
+    assert all(roles == sorted(roles) for roles in partitions)
+
+
 def test_hostile_sources_and_only_they_are_flagged(result: tuple[Path, dict[str, Any]],
                                                   dataset: tuple[Path, dict]) -> None:
     _, report = result
