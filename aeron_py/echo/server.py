@@ -152,6 +152,7 @@ class EchoServer(ImageAdmission, MessagePolling, BlocklistEnforcement, ServerLif
         # poll pass that found nothing (None: poll; see _poll_due)
         self._bell_seen: int | None = None
         self._polled_at: int | None = None
+        self._eos_walked_at: int | None = None  # ... and before the last settled end-of-stream walk
 
     # ---- thread-safe views and controls
 
@@ -242,8 +243,10 @@ class EchoServer(ImageAdmission, MessagePolling, BlocklistEnforcement, ServerLif
                 self._bell_seen = seen if bell is not None else None
                 now = time.monotonic()
                 work = self._iterate(now)
-                if now >= next_eos:
+                if now >= next_eos and self._eos_due():
                     next_eos = now + _END_OF_STREAM_INTERVAL
+                    # settled only when the pass before it left nothing unread
+                    self._eos_walked_at = self._bell_seen if self._polled_at == self._bell_seen else None
                     work += self._ends_of_stream(now)
                 if now >= next_tick:
                     next_tick = now + _TICK_INTERVAL
@@ -274,6 +277,12 @@ class EchoServer(ImageAdmission, MessagePolling, BlocklistEnforcement, ServerLif
         is nothing new to read; an image event forces a pass (a new image may hold data
         that rang before it was announced; a gone one is freed only by a poll)."""
         return self._bell_seen is None or self._bell_seen != self._polled_at
+
+    def _eos_due(self) -> bool:
+        """Whether the end-of-stream walk (one C call over every duologue image) can find
+        anything: an end of stream rings the bell, so not while its sequence is the one
+        read before the last walk that followed a pass which left nothing unread."""
+        return self._bell_seen is None or self._bell_seen != self._eos_walked_at
 
     def filter_counters(self) -> dict[str, int]:
         """Drops by the driver's endpoint filter, per reason (empty when it is off)."""

@@ -137,9 +137,16 @@ def test_a_quiet_server_reads_no_subscription_until_traffic_rings() -> None:
         bell = server._driver.traffic
         wait_until(lambda: bell.quiet_for() > 0.5, 10, "a quiet spell", step=0.01)
         assert calls_in(server, "_poll_images", WINDOW) <= 1
+        # nor the end-of-stream walk over every duologue image (an end of stream rings)
+        assert calls_in(server, "_ends_of_stream", WINDOW) <= 1
         pub, sub = channels[1]
         peer.send(pub, b"ECHO after")
         assert peer.receive(sub, lambda m: True, timeout=10) == b"ECHO after"
+        # a clean close after the quiet spell is still seen at its end of stream
+        wait_until(lambda: bell.quiet_for() > 0.5, 10, "another quiet spell", step=0.01)
+        assert server.stats.duologues == 3
+        channels[0][0].close()
+        wait_until(lambda: server.stats.duologues == 2, 10, "the closed duologue freed", step=0.01)
 
 
 def test_idle_traffic_options_are_checked() -> None:
