@@ -221,3 +221,41 @@ def test_two_waiters_at_once_both_return_and_one_wakes(driver: MediaDriver) -> N
         assert not any(waiter.is_alive() for waiter in waiters)
         assert len(results) == 2 and True in results
         assert receive(sub) == [b"both"]
+
+
+NATIVE_DEEP_MISUSE = r"""
+import sys
+from aeron_py import _aeron
+
+def context(suffix):
+    ctx = _aeron.DriverContext()
+    ctx.set_dir(sys.argv[1] + suffix); ctx.set_dir_delete_on_start(True); ctx.set_dir_delete_on_shutdown(True)
+    ctx.set_threading_mode(_aeron.THREADING_MODE_SHARED)
+    return ctx
+
+# hot, period, deep, deep period: deep below hot, deep periods outside (0, 1 s]
+for i, bad in enumerate([(10**9, 10**7, 10**8, 10**8), (0, 10**7, 10**9, 0), (0, 10**7, 10**9, 2 * 10**9),
+                         (0, 10**7, 10**9, -1)]):
+    f = _aeron.EndpointFilter(0, 0.0, 1.0, 0, 0, 32, 64, 16, 16, 10**9)
+    try:
+        _aeron.Driver(context(f"-{i}"), endpoint_filter=f, quiet_idle_hot_ns=bad[0], quiet_idle_period_ns=bad[1],
+                      quiet_idle_deep_ns=bad[2], quiet_idle_deep_period_ns=bad[3])
+        print("accepted", bad)
+    except ValueError:
+        print("refused")
+f = _aeron.EndpointFilter(0, 0.0, 1.0, 0, 0, 32, 64, 16, 16, 10**9)
+d = _aeron.Driver(context("-ok"), endpoint_filter=f, quiet_idle_hot_ns=0, quiet_idle_period_ns=10**7,
+                  quiet_idle_deep_ns=10**8, quiet_idle_deep_period_ns=10**8)
+d.close()
+print("OK")
+"""
+
+
+def test_native_deep_quiet_misuse_in_a_child_process(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", NATIVE_DEEP_MISUSE, str(tmp_path / "drv")], capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0, result.stderr  # negative would be death by a signal
+    assert result.stdout.splitlines() == ["refused"] * 4 + ["OK"], result.stdout
