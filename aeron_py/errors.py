@@ -92,3 +92,29 @@ def offer_error(code: int, where: str) -> OfferError:
     name = RESULT_NAMES.get(code, "UNKNOWN")
     cls = _BY_CODE.get(code, OfferError)
     return cls(f"{where}: offer failed with {name} ({code})", code)
+
+
+def aeron_cause(exc: BaseException) -> str:
+    """The informative line of an Aeron error trace: its first ``(code) text`` line that
+    is not the C client's "generic error, see message" (e.g. ``(98) Address already in
+    use``), else the first line."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    for line in lines:
+        if line.startswith("(") and "generic error" not in line:
+            return line
+    return lines[0] if lines else type(exc).__name__
+
+
+def error_summary(exc: BaseException) -> str:
+    """One line for logs and failure reasons: the failed call and the informative line of
+    the trace (``aeron_async_add_poll: (98) Address already in use``), not the first
+    line alone, which for an error the driver reported says only "generic error"."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    if not lines:
+        return type(exc).__name__
+    cause = aeron_cause(exc)
+    if cause == lines[0]:
+        return cause
+    call = lines[0].split(": (", 1)[0] if ": (" in lines[0] else ""
+    return f"{call}: {cause}" if call else cause
+

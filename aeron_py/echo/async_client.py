@@ -24,7 +24,7 @@ from typing import Any
 from .. import asyncio as aio
 from ..channel import ChannelUri
 from ..driver import MediaDriver
-from ..errors import AeronError, AeronTimeoutError
+from ..errors import AeronError, AeronTimeoutError, error_summary
 from .client import DEFAULT_TERM_LENGTH, EchoResult, publication_channel
 from .client_core import EchoClientCore, Failed, OpenDuologue, random_payload
 from .protocol import STREAM_ID, Echoed
@@ -95,7 +95,7 @@ class AsyncEchoClient:
         except _Stop as stop:
             failure = stop.failure
         except AeronError as exc:
-            failure = self._core.fail(f"Aeron error: {str(exc).splitlines()[0]}")
+            failure = self._core.fail(f"Aeron error: {error_summary(exc)}")
         finally:
             await self._close()
         session = self._core.duologue.session_id if self._core.duologue is not None else None

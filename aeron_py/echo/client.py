@@ -39,7 +39,7 @@ from typing import Any
 from ..channel import ChannelUri
 from ..client import Aeron
 from ..driver import MediaDriver
-from ..errors import AeronError, OfferError
+from ..errors import AeronError, OfferError, error_summary
 from ..idle import BackoffIdleStrategy
 from ..publication import ExclusivePublication
 from ..subscription import Subscription
@@ -327,7 +327,7 @@ class EchoClient:
             if self.phase is Phase.ECHO:
                 work += self._step_echo(now)
         except (AeronError, OfferError) as exc:
-            self._finish(self._fail(f"Aeron error: {str(exc).splitlines()[0]}"))
+            self._finish(self._fail(f"Aeron error: {error_summary(exc)}"))
             return work + 1
         if self._result is None:
             failure = self._core.tick(now)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from ..client import PendingAdd
-from ..errors import AeronError
+from ..errors import AeronError, aeron_cause
 from ..publication import ExclusivePublication
 from ..subscription import Subscription
 from .server_core import CreateDuologue
@@ -33,15 +33,6 @@ __all__ = ["Attempt", "Pending", "aeron_cause", "is_driver_timeout"]
 H = TypeVar("H")
 #: ``aeron_errcode()`` of an add the C client gave up on (-AERON_CLIENT_ERROR_DRIVER_TIMEOUT).
 _DRIVER_TIMEOUT_CODES = (1000, -1000)
-
-
-def aeron_cause(exc: BaseException) -> str:
-    """The informative line of an Aeron error trace (e.g. '(98) Address already in use')."""
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    for line in lines:
-        if line.startswith("(") and "generic error" not in line:
-            return line
-    return lines[0] if lines else type(exc).__name__
 
 
 def is_driver_timeout(exc: BaseException) -> bool:

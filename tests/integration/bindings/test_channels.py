@@ -97,3 +97,23 @@ def test_bad_uri_raises_aeron_error_with_driver_text(aeron):
 def test_empty_channel_is_a_value_error(aeron):
     with pytest.raises(ValueError, match="channel must not be empty"):
         aeron.add_publication("", 1)
+
+
+def test_error_summary_keeps_the_drivers_cause(aeron):
+    """An error the driver reports reads "generic error, see message" on its first line:
+    error_summary names the call and the real cause (what the echo clients log)."""
+    import socket
+
+    from aeron_py.errors import aeron_cause, error_summary
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        port = taken.getsockname()[1]
+        with pytest.raises(aeron_py.AeronError) as caught:
+            aeron.add_subscription(f"aeron:udp?endpoint=127.0.0.1:{port}", 1)
+    assert "generic error" in str(caught.value).splitlines()[0]
+    assert aeron_cause(caught.value) == "(98) Address already in use"
+    assert error_summary(caught.value) == "aeron_async_add_poll: (98) Address already in use"
+    plain = aeron_py.AeronError("aeron_publication_offer: (-1) not connected")
+    assert error_summary(plain) == aeron_cause(plain) == "aeron_publication_offer: (-1) not connected"
+    assert error_summary(aeron_py.AeronError("")) == "AeronError"
