@@ -30,8 +30,9 @@ from typing import Any
 
 from .client import Aeron
 from .driver import MediaDriver
+from .echo.capacity import counters_buffer_length
 from .echo.client import EchoClient
-from .errors import AeronError
+from .errors import AeronError, error_summary
 from .idle import BackoffIdleStrategy
 from .traffic import QuietIdle
 
@@ -179,7 +180,7 @@ class _Connector:
                 try:
                     client.open()
                 except AeronError as exc:  # e.g. a starved driver did not answer an add in time
-                    self.open_errors[str(exc).splitlines()[0][:100]] += 1
+                    self.open_errors[error_summary(exc)[:100]] += 1
                     client.close()
                     if len(failed) + sum(self.open_errors.values()) > retries + 10:
                         budget = 0  # the driver is not keeping up: stop opening
@@ -236,7 +237,10 @@ def run_hold(address: str, port: int, control_port: int, plan: HoldPlan, *, sour
     thinning: dict[str, Any] = {}
     if plan.keepalive_interval is not None:
         thinning["keepalive_interval_ns"] = round(plan.keepalive_interval * 1e9)
-    with MediaDriver(**LOAD_DRIVER_OPTIONS, **thinning, quiet_idle=LOAD_QUIET) as driver, \
+    # room for every client of the last step, and the batch handshaking on top
+    counters = counters_buffer_length(max(plan.steps) + plan.batch)
+    with MediaDriver(**LOAD_DRIVER_OPTIONS, **thinning, counters_buffer_length=counters,
+                     quiet_idle=LOAD_QUIET) as driver, \
             Aeron(driver=driver, use_conductor_agent_invoker=True, client_name="echo-load-hold",
                   timeout=LOAD_DRIVER_TIMEOUT) as aeron:
         sched = ClientScheduler(aeron, should_stop=should_stop)
@@ -277,7 +281,7 @@ def run_hold(address: str, port: int, control_port: int, plan: HoldPlan, *, sour
                 if len(held) < plan.min_held * target:
                     break
         except AeronError as exc:  # e.g. this process's client lost its driver: report what was held
-            summary["error"] = str(exc).splitlines()[0]
+            summary["error"] = error_summary(exc)
             on_event({"event": "error", "target": target, "held": len(_held_alive(held)), "error": summary["error"]})
         finally:
             for client in held:

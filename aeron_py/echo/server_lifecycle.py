@@ -26,6 +26,7 @@ from ..traffic import QuietIdle
 from ..poll_set import PollSet
 from .creation import aeron_cause
 from .endpoint_guard import EndpointGuard, FilterLimits
+from .capacity import counters_buffer_length
 from .file_limit import ensure_file_limit
 from .protocol import STREAM_ID
 from .server_telemetry import ServerTelemetry
@@ -94,7 +95,8 @@ class ServerLifecycle:
         driver_options: dict[str, Any] = dict(
             publication_reserved_session_id_low=1, publication_reserved_session_id_high=2**31 - 1,
             publication_linger_timeout_ns=int(o.linger * 1e9), timer_interval_ns=_TIMER_INTERVAL_NS,
-            term_buffer_sparse_file=o.sparse_logs)
+            term_buffer_sparse_file=o.sparse_logs,
+            counters_buffer_length=counters_buffer_length(self.config.max_clients))
         ensure_file_limit(2 * self.config.max_clients + 64)
         if o.image_liveness_timeout is not None:
             driver_options["image_liveness_timeout_ns"] = int(o.image_liveness_timeout * 1e9)

@@ -123,3 +123,18 @@ def test_duologues_are_independent_when_one_client_fails() -> None:
         peer.send(good_pub, b"ECHO still here")
         assert peer.receive(good_sub, lambda m: True) == b"ECHO still here"
         assert server.stats.duologues == 1
+
+
+def test_counters_file_is_sized_for_max_clients() -> None:
+    """Aeron's default counters file (65,536 counters) is full at ~4,300 duologues: a
+    server for 5,000 clients gets one with room for 20 a duologue, a small server keeps
+    the default. (No duologue is opened: the duologue ports past the test range are
+    never bound.)"""
+    from aeron_py.stat import DriverStat
+
+    for clients, expected in ((5000, 5000 * 20 + 1024), (8, 65_536)):
+        with make_server(BLOCKS.take(2), clients=clients) as server:
+            assert server.driver_dir is not None
+            counters = DriverStat(server.driver_dir).counters_reader().max_counter_id + 1
+            assert counters >= expected
+            assert clients > 8 or counters == 65_536
