@@ -1,4 +1,5 @@
-"""Chart of ``results/echo_scale.json`` (every run label side by side), matplotlib Agg.
+"""Chart of ``results/echo_scale.json``: the :data:`LATEST` most recent run labels side by
+side (older rounds stay in the JSON; more than a few make the chart unreadable), matplotlib Agg.
 
 Usage: ``python benchmarks/scale_plot.py [results/echo_scale.json] [out.png]``.
 """
@@ -10,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 GIB = 1 << 30
+#: How many of the most recently added run labels the chart shows.
+LATEST = 3
 
 
 def _series(run: dict[str, Any], get: Any) -> tuple[list[int], list[float]]:
@@ -46,8 +49,9 @@ def write_png(path: Path, results: dict[str, Any]) -> None:
             ("idle", lambda s: s["idle"]["cpu_pct"]["load"]["<process>"]),
             ("echo 1/s", lambda s: s["echo"]["cpu_pct"]["load"]["<process>"])]),
     ]
+    shown = list(results.get("runs", {}).items())[-LATEST:]
     for ax, title, curves in panels:
-        for label, run in results.get("runs", {}).items():
+        for label, run in shown:
             for name, get in curves:
                 xs, ys = _series(run, get)
                 if xs:
