@@ -31,8 +31,9 @@ def counters_buffer_length(duologues: int) -> int:
     """``counters_buffer_length`` (bytes of counter values) for a driver that holds up to
     ``duologues`` duologues: Aeron's default 8 MiB when that is enough, else whole MiB
     for :data:`COUNTERS_PER_DUOLOGUE` each (at most Aeron's 500 MiB). The CnC file also
-    holds 512 bytes of metadata per counter: 5,000 duologues take a 13 MiB buffer and
-    a ~66 MiB CnC file."""
+    holds 512 bytes of metadata per counter: 5,064 client slots take a 13 MiB buffer and
+    52 MiB of metadata (the server's whole CnC file, rings and error log included, is
+    ~72 MiB)."""
     if isinstance(duologues, bool) or not isinstance(duologues, int) or duologues < 0:
         raise ValueError(f"duologues must be an int >= 0, got {duologues!r}")
     need = (duologues * COUNTERS_PER_DUOLOGUE + _SYSTEM_COUNTERS) * _VALUE_BYTES
