@@ -79,6 +79,12 @@ class HoldPlan:
     #: the Java reference, send them)
     keepalive_interval: float | None = 1.0
 
+    @property
+    def counters_buffer_length(self) -> int:
+        """The load driver's counters buffer (:mod:`.echo.capacity`): room for every client
+        of the last step and the batch handshaking on top."""
+        return counters_buffer_length(max(self.steps) + self.batch)
+
     def __post_init__(self) -> None:
         if not self.steps or any(b <= a for a, b in zip(self.steps, self.steps[1:])) or self.steps[0] < 1:
             raise ValueError(f"steps must be increasing counts >= 1, got {list(self.steps)}")
@@ -237,9 +243,7 @@ def run_hold(address: str, port: int, control_port: int, plan: HoldPlan, *, sour
     thinning: dict[str, Any] = {}
     if plan.keepalive_interval is not None:
         thinning["keepalive_interval_ns"] = round(plan.keepalive_interval * 1e9)
-    # room for every client of the last step, and the batch handshaking on top
-    counters = counters_buffer_length(max(plan.steps) + plan.batch)
-    with MediaDriver(**LOAD_DRIVER_OPTIONS, **thinning, counters_buffer_length=counters,
+    with MediaDriver(**LOAD_DRIVER_OPTIONS, **thinning, counters_buffer_length=plan.counters_buffer_length,
                      quiet_idle=LOAD_QUIET) as driver, \
             Aeron(driver=driver, use_conductor_agent_invoker=True, client_name="echo-load-hold",
                   timeout=LOAD_DRIVER_TIMEOUT) as aeron:

@@ -59,3 +59,13 @@ def test_hold_cli_prints_events_and_summary() -> None:
         summary = json.loads("\n".join(lines[len(events):]))
         assert summary["max_held"] == 6 and summary["steps"][0]["echo"]["rtt"]["count"] == 12
         wait_idle(server, timeout=15)
+
+
+def test_load_driver_counters_cover_the_last_step() -> None:
+    """The clients' driver needs ~15 counters per duologue too: Aeron's default 65,536
+    ran out at ~4,300 held, so the plan sizes the buffer from its largest step."""
+    small = HoldPlan(steps=[100, 200], hold_s=0)
+    big = HoldPlan(steps=[3000, 5000], hold_s=0, batch=50)
+    assert small.counters_buffer_length == 8 << 20  # Aeron's default
+    assert big.counters_buffer_length // 128 >= (5000 + 50) * 15 + 1024
+    assert big.counters_buffer_length > 8 << 20
