@@ -24,9 +24,9 @@ from ..errors import AeronError
 from ..idle import BackoffIdleStrategy
 from ..traffic import QuietIdle
 from ..poll_set import PollSet
+from .capacity import counters_buffer_length
 from .creation import aeron_cause
 from .endpoint_guard import EndpointGuard, FilterLimits
-from .capacity import counters_buffer_length
 from .file_limit import ensure_file_limit
 from .protocol import STREAM_ID
 from .server_telemetry import ServerTelemetry
