@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..channel import ChannelUri
-from ..errors import AeronError
+from ..errors import AeronError, aeron_cause
 from ..publication import Publication
 from ..subscription import Subscription
-from .creation import Attempt, Pending, aeron_cause
+from .creation import Attempt, Pending
 from .outbox import Outbox
 from .protocol import STREAM_ID
 from .images import reject_image

@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from ..client import PendingAdd
-from ..errors import AeronError, aeron_cause
+from ..errors import AeronError
 from ..publication import ExclusivePublication
 from ..subscription import Subscription
 from .server_core import CreateDuologue
 
-__all__ = ["Attempt", "Pending", "aeron_cause", "is_driver_timeout"]
+__all__ = ["Attempt", "Pending", "is_driver_timeout"]
 
 H = TypeVar("H")
 #: ``aeron_errcode()`` of an add the C client gave up on (-AERON_CLIENT_ERROR_DRIVER_TIMEOUT).

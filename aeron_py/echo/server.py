@@ -60,7 +60,7 @@ from typing import Any
 
 from ..client import Aeron
 from ..driver import MediaDriver
-from ..errors import AeronError
+from ..errors import AeronError, aeron_cause
 from ..idle import BackoffIdleStrategy
 from ..poll_set import PollSet
 from ..publication import Publication
@@ -68,7 +68,7 @@ from ..subscription import Subscription
 from .blocklist_enforcement import BlocklistEnforcement
 from .blocklist_watch import BlocklistWatch
 from .channels import DuologueChannels, Duologue
-from .creation import Attempt, Pending, aeron_cause
+from .creation import Attempt, Pending
 from .endpoint_guard import EndpointGuard
 from .image_admission import ImageAdmission, ImageEvent
 from .images import ImageBook

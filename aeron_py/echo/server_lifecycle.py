@@ -20,12 +20,11 @@ from typing import TYPE_CHECKING, Any
 from ..channel import ChannelUri
 from ..client import Aeron
 from ..driver import MediaDriver
-from ..errors import AeronError
+from ..errors import AeronError, aeron_cause
 from ..idle import BackoffIdleStrategy
 from ..traffic import QuietIdle
 from ..poll_set import PollSet
 from .capacity import counters_buffer_length
-from .creation import aeron_cause
 from .endpoint_guard import EndpointGuard, FilterLimits
 from .file_limit import ensure_file_limit
 from .protocol import STREAM_ID
