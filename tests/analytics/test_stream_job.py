@@ -101,9 +101,15 @@ class Scenario:
     full_log: str
 
 
+def _commits(query_checkpoint: Path) -> list[Path]:
+    """The query's batch commit records (none before Spark committed its first batch)."""
+    directory = query_checkpoint / "commits"
+    return [p for p in directory.iterdir() if p.name.isdigit()] if directory.is_dir() else []
+
+
 def _forget_last_commit(query_checkpoint: Path) -> int | None:
     """Delete the commit record of the query's last batch; return that batch id."""
-    commits = [p for p in (query_checkpoint / "commits").iterdir() if p.name.isdigit()]
+    commits = _commits(query_checkpoint)
     if not commits:
         return None
     last = max(commits, key=lambda p: int(p.name))
@@ -126,6 +132,10 @@ def scenario(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scenario]:
                    "the first run to read the first files", step=0.5)
         assert job.alive(), job.tail()
         wait_until(lambda: blocklist.exists() or not job.alive(), 60, "the first verdicts", step=0.5)
+        # A sink's output comes before Spark commits its batch: wait for both commits, so
+        # the kill below cannot land before any batch was committed (nothing to replay).
+        wait_until(lambda: all(_commits(checkpoint / q) for q in ("verdicts", "counts")) or not job.alive(),
+                   60, "both queries to commit a batch", step=0.5)
         # New files arrive; the job dies hard (Python and JVM) while it may be reading them.
         written += write_traffic(events, flood_hellos=5, legit_rounds=10, start_session=1000)
         job.kill_group()
