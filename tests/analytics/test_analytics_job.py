@@ -333,3 +333,31 @@ def test_generator_cli_is_deterministic(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=60, env=env, cwd=REPO,
     )
     assert proc.returncode == 2 and "not-an-ip" in proc.stderr
+
+
+def test_output_steps_run_at_once_and_the_first_failure_is_raised(spark: SparkSession) -> None:
+    # The job's four output steps run in threads: "waits" can only finish because
+    # "signals" runs at the same time, and a failing step does not cut the others short.
+    import threading
+
+    signalled = threading.Event()
+    finished: list[str] = []
+
+    def waits() -> dict[str, Any]:
+        seen = signalled.wait(30.0)
+        finished.append("waits")
+        return {"saw_signal": seen}
+
+    def fails() -> dict[str, Any]:
+        raise ValueError("step failed")
+
+    def signals() -> dict[str, Any]:
+        signalled.set()
+        finished.append("signals")
+        return {"rows": spark.range(5).count()}
+
+    with pytest.raises(ValueError, match="step failed"):
+        job._run_concurrently({"waits": waits, "fails": fails, "signals": signals})
+    assert sorted(finished) == ["signals", "waits"]
+    results = job._run_concurrently({"waits": waits, "signals": signals})
+    assert results == {"waits": {"saw_signal": True}, "signals": {"rows": 5}}
