@@ -227,7 +227,7 @@ def run_job(spark: SparkSession, config: JobConfig) -> dict[str, Any]:
         first_ts, last_ts = counts.pop("first_ts"), counts.pop("last_ts")
         report.update(counts)
         snapshots = counts["events_by_kind"].get("driver_snapshot", 0)
-        with _step("every table from the summary (four steps at once)"):
+        with _step("tables from the summary, four steps at once"):
             facts = _run_concurrently({
                 # per_ip_outputs keeps its (per key) table while it pages it
                 "per-IP summary and verdicts": lambda: per_ip_outputs(

@@ -10,7 +10,7 @@ Three ways to run:
 * under ``spark-submit``: whatever spark-submit configured (no master is forced).
 
 Every session uses UTC, few shuffle partitions (the data per key is small) and shows
-console progress bars.
+console progress bars; embedded ones add :data:`LOCAL_TUNING`.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pyspark.sql import SparkSession
 
 __all__ = [
+    "LOCAL_TUNING",
     "SparkUnavailable",
     "MasterAddress",
     "build_session",
@@ -39,6 +40,19 @@ log = logging.getLogger(__name__)
 
 DEFAULT_CONNECT_TIMEOUT_S = 3.0
 DEFAULT_EXECUTOR_TIMEOUT_S = 60.0
+#: What an embedded (``local[N]``) session adds. Measured on the 10 M-event batch job,
+#: 2 cores, runs interleaved (``benchmarks/results/analytics.json``):
+#:
+#: * the parallel (throughput) garbage collector instead of G1, whose concurrent threads
+#:   and write barriers compete with the two task threads: about 6 s of 65 s. Like the
+#:   driver memory, effective only when the JVM starts here (not under spark-submit);
+#: * no adaptive query execution: the job's shuffles are small after the scan and have
+#:   ``2 * cores`` partitions already, so re-planning every stage only cost driver time:
+#:   about 2 s. A standalone cluster keeps Spark's defaults.
+LOCAL_TUNING = {
+    "spark.driver.extraJavaOptions": "-XX:+UseParallelGC",
+    "spark.sql.adaptive.enabled": "false",
+}
 _LOCAL = re.compile(r"^local(?:\[(\*|[1-9][0-9]*)(?:,[0-9]+)?\])?$")
 
 
@@ -177,6 +191,7 @@ def build_session(
         conf["spark.ui.enabled"] = "false"
         conf["spark.sql.shuffle.partitions"] = str(max(2, 2 * cores))
         conf["spark.driver.memory"] = driver_memory  # effective if the JVM starts here
+        conf.update(LOCAL_TUNING)
         conf["spark.driver.host"] = "127.0.0.1"
         conf["spark.driver.bindAddress"] = "127.0.0.1"
         # Embedded Spark needs no network: keep it on loopback (and quiet about it).

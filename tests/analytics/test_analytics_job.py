@@ -361,3 +361,25 @@ def test_output_steps_run_at_once_and_the_first_failure_is_raised(spark: SparkSe
     assert sorted(finished) == ["signals", "waits"]
     results = job._run_concurrently({"waits": waits, "signals": signals})
     assert results == {"waits": {"saw_signal": True}, "signals": {"rows": 5}}
+
+
+def _child_command_lines() -> list[list[str]]:
+    """The command lines of this process's children (Linux /proc)."""
+    lines = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line)
+            if int(fields.get("PPid", "0")) == os.getpid():
+                lines.append((status.parent / "cmdline").read_bytes().decode().split("\0"))
+        except (OSError, ValueError):
+            continue  # the process ended meanwhile
+    return lines
+
+
+def test_an_embedded_session_runs_with_the_local_tuning(spark: SparkSession) -> None:
+    # The JVM this test process started (build_session, local master) really got the
+    # parallel collector, and the session has adaptive execution off (session.LOCAL_TUNING).
+    java = [line for line in _child_command_lines() if line and line[0].endswith("java")]
+    assert java, "no Spark JVM among this process's children"
+    assert all("-XX:+UseParallelGC" in line for line in java)
+    assert spark.conf.get("spark.sql.adaptive.enabled") == "false"
