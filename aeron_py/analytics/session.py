@@ -24,6 +24,7 @@ import sys
 import threading
 from dataclasses import dataclass
 
+from pyspark.errors import PySparkRuntimeError
 from pyspark.sql import SparkSession
 
 __all__ = [
@@ -202,7 +203,16 @@ def build_session(
     for key, value in conf.items():
         builder = builder.config(key, value)
     log.info("starting Spark (master %s)", master or "from spark-submit")
-    spark = builder.getOrCreate()
+    try:
+        spark = builder.getOrCreate()
+    except PySparkRuntimeError as exc:
+        if exc.getCondition() != "JAVA_GATEWAY_EXITED":
+            raise
+        # Java printed its own reason above (no java, a heap it cannot reserve, a bad option).
+        raise SparkUnavailable(
+            "the Spark JVM exited while starting (Java's own message is printed above): check that "
+            f"Java 17+ is on PATH or JAVA_HOME, and that --driver-memory {driver_memory} fits this machine"
+        ) from None
     spark.sparkContext.setLogLevel(spark_log_level(log_level))
     if master is not None and master.startswith("spark://"):
         _wait_for_executors(spark, master, executor_timeout)

@@ -314,6 +314,17 @@ def test_cli_unreachable_master_fails_fast(tmp_path: Path, dataset: tuple[Path, 
     assert proc.returncode == 3 and "expected HOST:PORT" in proc.stderr
 
 
+
+def test_cli_reports_a_spark_jvm_that_cannot_start(tmp_path: Path, dataset: tuple[Path, dict]) -> None:
+    # A heap no machine has: Java refuses to start; the CLI says so (exit 3), no traceback.
+    proc, _ = _cli(str(dataset[0]), "--out", str(tmp_path / "out"), "--master", "local[1]",
+                   "--driver-memory", "99999g")
+    assert proc.returncode == 3
+    assert "the Spark JVM exited while starting" in proc.stderr
+    assert "--driver-memory 99999g" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "out").exists()
+
 def test_generator_cli_is_deterministic(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     outputs = []
