@@ -27,10 +27,10 @@ every table: line counts by status and kind and the time range, per address, per
 key and per minute counts, the driver snapshot rows, and the RTT histograms. No frame with
 one row per event is kept. The four output steps (per-IP, time series, driver tables, RTT)
 then run at once, one thread each (:func:`_run_concurrently`). RTT percentiles, per
-client and overall, come from logarithmic histograms (:mod:`.rtt`): each is **within 0.995 % (relative) of the exact
-nearest-rank value** (``sqrt(1.02) - 1``; exact when the samples of its bucket are all
-equal), stated in the report as ``rtt.percentile_error``; sample counts, min, mean and
-max are exact. Measured on 10 M events: see ``benchmarks/results/analytics.json``.
+client and overall, come from logarithmic histograms (:mod:`.rtt`): each is **within
+0.995 % (relative) of the exact nearest-rank value** (``sqrt(1.02) - 1``; exact when the
+samples of its bucket are all equal), stated in the report as ``rtt.percentile_error``;
+sample counts, min, mean and max are exact. Measured on 10 M events: see ``benchmarks/results/analytics.json``.
 Everything is DataFrame expressions (no Python UDFs); every table is written by Spark,
 and the driver only ever holds bounded pages of them (see :mod:`.outputs`): at most
 ``JobConfig.max_verdicts`` verdicts are listed and merged into the blocklist (the report
