@@ -21,7 +21,7 @@ def main() -> int:
     label = sys.argv[1] if len(sys.argv) > 1 else "installed aeron_py"
     import aeron_py
     import aeron_py.echo.server  # noqa: F401  the server's modules: must not need an extra
-    import aeron_py.echo_server  # noqa: F401
+    import aeron_py.echo.server.cli  # noqa: F401
 
     where = os.path.dirname(aeron_py.__file__)
     assert "site-packages" in where, f"aeron_py imported from {where}, not from site-packages"

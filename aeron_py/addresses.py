@@ -1,9 +1,9 @@
 """The one definition of "who is a client": IP parsing and the per-source key.
 
-Used by the Echo server's per-IP limits (:mod:`aeron_py.echo.per_ip`), the driver's
+Used by the Echo server's per-IP limits (:mod:`aeron_py.echo.core.per_ip`), the driver's
 endpoint filter (:mod:`aeron_py.endpoint_filter`, whose C side is handed the same prefix
-lengths) and the blocklist. The analytics job computes the same key in Spark SQL
-(:func:`aeron_py.analytics.rules.with_client_key`; its tests compare it with this one).
+lengths) and the blocklist (:mod:`aeron_py.echo.blocklist`; network parsing lives here).
+The analytics job computes the same key in Spark SQL (:func:`aeron_py.analytics.rules.with_client_key`; its tests compare it with this one).
 
 Pure Python: no Aeron, no I/O.
 """
@@ -13,6 +13,8 @@ import ipaddress
 from typing import Union
 
 IPAddress = Union[ipaddress.IPv4Address, ipaddress.IPv6Address]
+Network = Union[ipaddress.IPv4Network, ipaddress.IPv6Network]
+_MAPPED_V4 = ipaddress.IPv6Network("::ffff:0:0/96")
 
 
 def parse_address(text: str) -> IPAddress:
@@ -56,3 +58,32 @@ def client_key(ip: str, ipv4_prefix: int = 32, ipv6_prefix: int = 64) -> str:
         return f"{ipaddress.IPv4Address(int(address) & mask)}/{ipv4_prefix}"
     mask = ((1 << ipv6_prefix) - 1) << (128 - ipv6_prefix)
     return f"{ipaddress.IPv6Address(int(address) & mask)}/{ipv6_prefix}"
+
+
+def unmap_network(network: Network) -> Network:
+    """IPv4-mapped IPv6 networks become the IPv4 network they stand for."""
+    if isinstance(network, ipaddress.IPv6Network) and network.prefixlen >= 96:
+        if network.network_address in _MAPPED_V4:
+            v4 = ipaddress.IPv4Address(int(network.network_address) & 0xFFFFFFFF)
+            return ipaddress.IPv4Network((v4, network.prefixlen - 96))
+    return network
+
+
+def bare_address(text: str) -> str:
+    """An address without brackets or zone (``[fe80::1%eth0]`` → ``fe80::1``)."""
+    text = text.strip()
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1]
+    return text.split("%", 1)[0]
+
+
+def parse_network(text: str) -> Network:
+    """An address or CIDR prefix as a network; raises ``ValueError`` with the reason."""
+    try:
+        network = ipaddress.ip_network(bare_address(text), strict=True)
+    except ValueError as exc:
+        if "host bits set" in str(exc):
+            loose = ipaddress.ip_network(bare_address(text), strict=False)
+            raise ValueError(f"{text!r} has host bits set; did you mean {loose}?") from None
+        raise ValueError(f"{text!r} is not an IP address or CIDR prefix") from None
+    return unmap_network(network)

@@ -33,12 +33,12 @@ import ipaddress
 import logging
 import math
 import threading
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import Union
 
 from . import _aeron
-from .addresses import IPAddress, client_key, parse_address
-from .blocklist import Network, parse_network
+from .addresses import IPAddress, Network, client_key, parse_address, parse_network
 from .errors import AeronError
 
 logger = logging.getLogger(__name__)
@@ -155,7 +155,7 @@ class EndpointFilter:
 
     def set_blocklist(self, entries: Iterable[str | Network]) -> None:
         """Replace the blocklist: 'a.b.c.d', 'a.b.c.0/24', '2001:db8::/64', '[::1]' or
-        ``ipaddress`` networks; the syntax of :func:`aeron_py.blocklist.parse_network`
+        ``ipaddress`` networks; the syntax of :func:`aeron_py.addresses.parse_network`
         (IPv4-mapped IPv6 is IPv4; host bits must be zero).
 
         All entries are checked first: a bad one raises ValueError naming it (and its index)
@@ -256,5 +256,9 @@ class EndpointFilter:
         return f"<EndpointFilter of {self._where}: {state}>"
 
 
-#: The filter's notion of a source (kept as a name of this module for its users).
-source_key = client_key
+def __getattr__(name: str) -> object:
+    if name == "source_key":  # this module's old name for the client key
+        warnings.warn("aeron_py.endpoint_filter.source_key is deprecated: use aeron_py.addresses.client_key",
+                      DeprecationWarning, stacklevel=2)
+        return client_key
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

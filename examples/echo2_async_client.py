@@ -21,7 +21,7 @@ import time
 
 import aeron_py.asyncio as aio
 from aeron_py import MediaDriver
-from aeron_py.echo.async_client import AsyncEchoClient
+from aeron_py.echo.client.async_client import AsyncEchoClient
 from aeron_py.echo.client import EchoResult
 
 

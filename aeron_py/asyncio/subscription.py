@@ -19,15 +19,12 @@ import logging
 import threading
 from collections import deque
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple, Protocol
 
 from ..errors import AeronError, ClientClosedError
 from ..subscription import Header, HeaderView, Image
 from ..subscription import Subscription as SyncSubscription
 from .backoff import Backoff, poll_until
-
-if TYPE_CHECKING:
-    from .wakers import Waker
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +36,17 @@ MAX_IMAGE_EVENTS = 1024
 
 class SubscriptionClosedError(AeronError):
     """The asyncio subscription was closed (before or while ``receive()`` waited)."""
+
+
+class Waker(Protocol):
+    """Polls subscriptions that have a pending receive and wakes their receivers
+    (implementations: :mod:`.wakers`)."""
+
+    def want(self, sub: "Subscription") -> None: ...
+
+    def unwant(self, sub: "Subscription") -> None: ...
+
+    def close(self) -> None: ...
 
 
 class Message(NamedTuple):

@@ -33,13 +33,10 @@ import logging
 import threading
 import weakref
 from asyncio import Handle, TimerHandle
-from typing import TYPE_CHECKING, Protocol
 
 from ..idle import BackoffIdleStrategy
 from .backoff import Backoff
-
-if TYPE_CHECKING:
-    from .subscription import Message, Subscription
+from .subscription import Message, Subscription, Waker
 
 logger = logging.getLogger(__name__)
 
@@ -47,16 +44,6 @@ __all__ = ["WAKERS", "ThreadWaker", "TimerWaker", "Waker"]
 
 #: Bound on how long closing waits for the poller thread (it is at most one poll plus one park away).
 THREAD_JOIN_TIMEOUT_S = 2.0
-
-
-class Waker(Protocol):
-    """Polls subscriptions that have a pending receive and wakes their receivers."""
-
-    def want(self, sub: "Subscription") -> None: ...
-
-    def unwant(self, sub: "Subscription") -> None: ...
-
-    def close(self) -> None: ...
 
 
 class TimerWaker:

@@ -1,13 +1,22 @@
-"""Echo 2.0 protocol as a sans-I/O core (no Aeron, sockets, threads or clocks).
+"""Echo 2.0: the duologue server and clients of ``docs/spec/echo2.md``, over Aeron.
 
-See ``/work/shared/spec/echo2.md``.  Modules: :mod:`.protocol` (wire format),
-:mod:`.ports`, :mod:`.sessions`, :mod:`.per_ip` (allocators and counters),
-:mod:`.server_core` and :mod:`.client_core` (state machines).
+The package is layered; each folder is one layer:
+
+* :mod:`.core` - the sans-I/O protocol core: wire format, the server's and the
+  client's state machines, allocators, per-IP limits, deadlines.  No Aeron, sockets,
+  threads or clocks;
+* :mod:`.server` - the server glue (:class:`~aeron_py.echo.server.EchoServer`) and
+  its command line;
+* :mod:`.client` - the clients (step-driven and asyncio) and their command line;
+* :mod:`.load` - the load generator, its hold mode and the HELLO flood tool;
+* :mod:`.blocklist` - the blocklist file the server enforces and the analytics write.
+
+This module re-exports the core's public names.
 """
 
 from __future__ import annotations
 
-from .client_core import (
+from .core.client import (
     DEFAULT_CLIENT_TIMEOUT,
     ClientState,
     EchoClientCore,
@@ -16,9 +25,9 @@ from .client_core import (
     random_key,
     random_payload,
 )
-from .per_ip import PerIpCounter, address_key, canonical_ip
-from .ports import AllocationError, PortAllocator
-from .protocol import (
+from .core.per_ip import PerIpCounter, canonical_ip
+from .core.ports import AllocationError, PortAllocator
+from .core.protocol import (
     ERROR_BAD_MESSAGE_DUOLOGUE,
     STREAM_ID,
     Connect,
@@ -41,7 +50,7 @@ from .protocol import (
     session_from_crypt,
     split_source_identity,
 )
-from .server_core import (
+from .core.server import (
     DEFAULT_MAX_IMAGE_TERM_LENGTH,
     Broadcast,
     CloseDuologue,
@@ -55,7 +64,7 @@ from .server_core import (
     ServerConfig,
     ServerStats,
 )
-from .sessions import DEFAULT_SESSION_MAX, DEFAULT_SESSION_MIN, SessionAllocator
+from .core.sessions import DEFAULT_SESSION_MAX, DEFAULT_SESSION_MIN, SessionAllocator
 
 __all__ = [
     "DEFAULT_CLIENT_TIMEOUT", "DEFAULT_MAX_IMAGE_TERM_LENGTH", "DEFAULT_SESSION_MAX",
@@ -65,8 +74,16 @@ __all__ = [
     "Echoed", "Event", "Failed", "Ignored", "OpenDuologue", "PerIpCounter", "PortAllocator",
     "Reason", "RejectImage", "Rejected", "SendDuologue", "ServerConfig", "ServerStats",
     "SessionAllocator",
-    "address_key", "canonical_ip", "crypt", "decode", "format_connect", "format_echo",
+    "canonical_ip", "crypt", "decode", "format_connect", "format_echo",
     "format_error", "format_hello", "java_trim", "parse_duologue_reply", "parse_echo",
     "parse_hello", "parse_initial_reply", "random_key", "random_payload", "session_from_crypt",
     "split_source_identity",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name == "address_key":  # deprecated: the client key has one name, aeron_py.addresses.client_key
+        from .per_ip import address_key
+
+        return address_key
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

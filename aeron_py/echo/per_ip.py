@@ -1,60 +1,20 @@
-"""Per-IP duologue counting (echo2.md §3 "Per-IP counter", §4 decision 9).
+"""Per-IP duologue counting.
 
-IPv4 addresses count individually; IPv6 addresses are aggregated by a network prefix
-(default /64, one typical customer allocation); IPv4-mapped IPv6 addresses
-(``::ffff:a.b.c.d``) are treated as the IPv4 address they carry.
+Moved to :mod:`aeron_py.echo.core.per_ip`; this import path stays for existing code.
+``address_key`` is the old name of :func:`aeron_py.addresses.client_key` with IPv4 at /32.
 """
-
 from __future__ import annotations
 
-import logging
+import warnings
 
-from ..addresses import canonical_ip as canonical_ip  # re-exported (echo's public names)
-from ..addresses import client_key
+from ..addresses import canonical_ip, client_key
+from .core.per_ip import PerIpCounter
 
-logger = logging.getLogger(__name__)
+__all__ = ["PerIpCounter", "address_key", "canonical_ip"]
 
 
 def address_key(ip: str, ipv6_prefix: int = 64) -> str:
-    """The per-IP accounting key: IPv4 as-is, IPv6 as its ``/ipv6_prefix`` network."""
+    """Deprecated: ``aeron_py.addresses.client_key(ip, 32, ipv6_prefix)``."""
+    warnings.warn("aeron_py.echo.per_ip.address_key is deprecated: use aeron_py.addresses.client_key(ip, 32, "
+                  "ipv6_prefix)", DeprecationWarning, stacklevel=2)
     return client_key(ip, 32, ipv6_prefix)
-
-
-class PerIpCounter:
-    """Counts duologues per address key; unknown keys count 0, entries vanish at 0."""
-
-    def __init__(self, ipv6_prefix: int = 64) -> None:
-        address_key("::", ipv6_prefix)  # validates the prefix
-        self._prefix = ipv6_prefix
-        self._counts: dict[str, int] = {}
-
-    def key(self, ip: str) -> str:
-        """The accounting key used for ``ip``."""
-        return address_key(ip, self._prefix)
-
-    def count(self, ip: str) -> int:
-        """Current count for ``ip``'s key (0 if unknown)."""
-        return self._counts.get(self.key(ip), 0)
-
-    def increment(self, ip: str) -> int:
-        """Add one for ``ip``'s key; returns the new count."""
-        key = self.key(ip)
-        self._counts[key] = self._counts.get(key, 0) + 1
-        return self._counts[key]
-
-    def decrement(self, ip: str) -> int:
-        """Remove one for ``ip``'s key (never below 0); returns the new count."""
-        key = self.key(ip)
-        current = self._counts.get(key, 0)
-        if current <= 0:
-            logger.warning("per-IP count for %s is already 0; decrement ignored", key)
-            return 0
-        if current == 1:
-            del self._counts[key]
-            return 0
-        self._counts[key] = current - 1
-        return current - 1
-
-    def __len__(self) -> int:
-        """Number of keys with a non-zero count."""
-        return len(self._counts)

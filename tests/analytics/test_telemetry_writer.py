@@ -186,7 +186,7 @@ def test_writer_retention_arguments_are_checked(tmp_path: Path) -> None:
 
 
 def test_every_close_reason_the_server_can_produce_is_accepted() -> None:
-    from aeron_py.echo.server_core import CloseReason  # the one definition the core and glue use
+    from aeron_py.echo.core.server import CloseReason  # the one definition the core and glue use
 
     for reason in CloseReason:
         event = make_event("duologue_closed", ts=1.0, **COMMON, **{**EXAMPLES["duologue_closed"],
@@ -195,8 +195,8 @@ def test_every_close_reason_the_server_can_produce_is_accepted() -> None:
 
 
 def test_every_refusal_the_server_can_send_is_accepted() -> None:
-    from aeron_py.echo.protocol import Reason
-    from aeron_py.echo.server_telemetry import WIRE_REASONS
+    from aeron_py.echo.core.protocol import Reason
+    from aeron_py.echo.server.telemetry import WIRE_REASONS
 
     assert set(WIRE_REASONS) == {r.value for r in Reason}
     for reason in Reason:

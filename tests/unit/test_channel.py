@@ -26,11 +26,11 @@ S = 1938340545  # duologue session id (guide's worked example)
 K = -555798973  # a signed client-side session id
 
 
-# --------------------------------------------------------------------------- echo2.md §2
+# --------------------------------------------------------------------------- docs/spec/echo2.md §2
 
 
 def _section2(srv: str) -> list[tuple[ChannelUri, str]]:
-    """Each echo2.md §2 row: (URI built with the builder, expected text)."""
+    """Each docs/spec/echo2.md §2 row: (URI built with the builder, expected text)."""
     a = f"[{srv}]" if ":" in srv else srv
     return [
         (  # server all-clients publication

@@ -1,4 +1,4 @@
-"""The server applies a new version of its blocklist file by itself (issue 10, item 3)."""
+"""The server applies a new version of its blocklist file by itself."""
 from __future__ import annotations
 
 import logging
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from aeron_py.blocklist import Blocklist, Entry
+from aeron_py.echo.blocklist import Blocklist, Entry
 from aeron_py.telemetry.reader import read_events
 from echo_harness import PortBlocks, make_server, raw_peer, wait_until
 

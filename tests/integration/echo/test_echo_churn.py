@@ -1,11 +1,11 @@
-"""Slots come back fast: cleanly closed clients free their duologues at once (issue 9, item 2)."""
+"""Slots come back fast: cleanly closed clients free their duologues at once."""
 from __future__ import annotations
 
 from collections import Counter
 
 import pytest
 
-from aeron_py.echo_load import run_load
+from aeron_py.echo.load.generator import run_load
 from echo_harness import HOST, PortBlocks, make_server, wait_idle
 
 pytestmark = [pytest.mark.integration]

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from aeron_py.blocklist import Blocklist, Entry
+from aeron_py.echo.blocklist import Blocklist, Entry
 from aeron_py.echo.client import EXIT_SERVER_ERROR, EchoClient
-from aeron_py.echo_load import run_load
+from aeron_py.echo.load.generator import run_load
 from echo_harness import HOST, PortBlocks, make_server, raw_peer, wait_idle, wait_until
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.integration]

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from aeron_py.echo_load_hold import HoldPlan, run_hold
+from aeron_py.echo.load.hold import HoldPlan, run_hold
 from echo_harness import HOST, PortBlocks, make_server, wait_idle
 
 pytestmark = [pytest.mark.timeout(90), pytest.mark.integration]

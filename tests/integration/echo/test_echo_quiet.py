@@ -1,4 +1,4 @@
-"""Quiet mode (issue 9): an idle server sleeps on its driver's traffic bell instead of
+"""Quiet mode: an idle server sleeps on its driver's traffic bell instead of
 polling, and wakes for the next message.
 
 Loop passes are counted by wrapping the server's ``_iterate`` (as test_echo_idle_cost
@@ -73,7 +73,7 @@ def test_without_quiet_mode_an_idle_server_keeps_polling() -> None:
 
 
 def test_quiet_options_are_checked() -> None:
-    from aeron_py.echo.server_options import ServerOptions
+    from aeron_py.echo.server.options import ServerOptions
 
     with pytest.raises(ValueError, match="quiet_after"):
         ServerOptions(quiet_after=-1.0)
@@ -150,7 +150,7 @@ def test_a_quiet_server_reads_no_subscription_until_traffic_rings() -> None:
 
 
 def test_idle_traffic_options_are_checked() -> None:
-    from aeron_py.echo.server_options import ServerOptions
+    from aeron_py.echo.server.options import ServerOptions
 
     for bad in (0.05, 2.5):
         with pytest.raises(ValueError, match="keepalive_interval"):

@@ -1,4 +1,4 @@
-"""The Echo 2.0 server survives hostile traffic (issue 7): a real server process, real UDP.
+"""The Echo 2.0 server survives hostile traffic: a real server process, real UDP.
 
 Scaled for CI (each test a few seconds of traffic); the full-scale runs are
 ``benchmarks/echo_attack.py``.
@@ -18,10 +18,10 @@ import pytest
 
 from aeron_py import Aeron, MediaDriver
 from aeron_py.echo.client import EchoClient
-from aeron_py.echo.flood import HelloFlood
+from aeron_py.echo.load.flood import HelloFlood
 from aeron_py.stat import DriverStat
 from aeron_py.telemetry import read_events
-from aeron_py.echo.protocol import STREAM_ID
+from aeron_py.echo.core.protocol import STREAM_ID
 from echo_harness import HOST, PortBlocks, Ports, wait_until
 from forged import raw_socket, setup_frame
 from processes import ChildProcess
@@ -144,7 +144,7 @@ def losing_setup(self):
     setup(self)
     threading.Timer(1.0, self._driver.close).start()  # the driver goes away under the server
 server.EchoServer._setup = losing_setup
-from aeron_py.echo_server import main
+from aeron_py.echo.server.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -152,7 +152,7 @@ STUCK_TEARDOWN = """
 import sys, time
 from aeron_py.echo import server
 server.EchoServer._teardown = lambda self: time.sleep(3600)  # shutdown that never ends
-from aeron_py.echo_server import main
+from aeron_py.echo.server.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from aeron_py.blocklist import Blocklist, BlocklistError, Entry
-from aeron_py.echo.blocklist_watch import BlocklistWatch
+from aeron_py.echo.blocklist import Blocklist, BlocklistError, Entry
+from aeron_py.echo.server.blocklist_watch import BlocklistWatch
 
 pytestmark = pytest.mark.timeout(10)
 

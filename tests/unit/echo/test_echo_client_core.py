@@ -1,4 +1,4 @@
-"""Tests for aeron_py.echo.client_core.EchoClientCore (guide spec, echo2.md §1, §4.10)."""
+"""Tests for aeron_py.echo.client_core.EchoClientCore (guide spec, docs/spec/echo2.md §1, §4.10)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from aeron_py.echo.client_core import (
+from aeron_py.echo.core.client import (
     ClientState,
     EchoClientCore,
     Failed,
@@ -14,8 +14,8 @@ from aeron_py.echo.client_core import (
     random_key,
     random_payload,
 )
-from aeron_py.echo.protocol import CoreUsageError, Echoed, Ignored, parse_echo
-from aeron_py.echo.server_core import (
+from aeron_py.echo.core.protocol import CoreUsageError, Echoed, Ignored, parse_echo
+from aeron_py.echo.core.server import (
     Broadcast,
     CreateDuologue,
     EchoServerCore,

@@ -5,8 +5,8 @@ from typing import Any
 
 import pytest
 
-from aeron_py.blocklist import Blocklist, Entry
-from aeron_py.echo.endpoint_guard import EndpointGuard, FilterLimits
+from aeron_py.echo.blocklist import Blocklist, Entry
+from aeron_py.echo.server.endpoint_guard import EndpointGuard, FilterLimits
 from aeron_py.endpoint_filter import EndpointFilterConfig
 
 pytestmark = pytest.mark.timeout(30)

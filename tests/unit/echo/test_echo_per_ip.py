@@ -1,10 +1,11 @@
-"""Tests for aeron_py.echo.per_ip (echo2.md §3 "Per-IP counter", §4 decision 9)."""
+"""Tests for aeron_py.echo.core.per_ip (docs/spec/echo2.md §3 "Per-IP counter", §4 decision 9)."""
 
 from __future__ import annotations
 
 import pytest
 
-from aeron_py.echo.per_ip import PerIpCounter, address_key, canonical_ip
+from aeron_py.addresses import canonical_ip, client_key
+from aeron_py.echo.core.per_ip import PerIpCounter
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -21,20 +22,20 @@ pytestmark = pytest.mark.timeout(30)
     ("[::1]", 64, "::/64"),
     ("fe80::1%eth0", 64, "fe80::/64"),
 ])
-def test_address_key(ip: str, prefix: int, key: str) -> None:
-    assert address_key(ip, prefix) == key
+def test_per_ip_key(ip: str, prefix: int, key: str) -> None:
+    assert client_key(ip, 32, prefix) == key == PerIpCounter(prefix).key(ip)
 
 
 @pytest.mark.parametrize("ip", ["", "localhost", "1.2.3.256", "::g"])
-def test_address_key_rejects_non_addresses(ip: str) -> None:
+def test_client_key_rejects_non_addresses(ip: str) -> None:
     with pytest.raises(ValueError, match=repr(ip).replace("[", "\\[")):
-        address_key(ip)
+        client_key(ip)
 
 
 @pytest.mark.parametrize("prefix", [-1, 129, True])
-def test_address_key_rejects_bad_prefix(prefix: int) -> None:
+def test_client_key_rejects_bad_prefix(prefix: int) -> None:
     with pytest.raises(ValueError, match="prefix"):
-        address_key("::1", prefix)
+        client_key("::1", 32, prefix)
     with pytest.raises(ValueError, match="prefix"):
         PerIpCounter(prefix)
 

@@ -1,4 +1,4 @@
-"""Tests for aeron_py.echo.server_core.EchoServerCore (echo2.md §3, §4)."""
+"""Tests for aeron_py.echo.server_core.EchoServerCore (docs/spec/echo2.md §3, §4)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aeron_py.echo.protocol import (
+from aeron_py.echo.core.protocol import (
     Connect,
     CoreUsageError,
     format_hello,
     parse_initial_reply,
     session_from_crypt,
 )
-from aeron_py.echo.server_core import (
+from aeron_py.echo.core.server import (
     Action,
     Broadcast,
     CloseDuologue,

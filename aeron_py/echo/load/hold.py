@@ -28,13 +28,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .client import Aeron
-from .driver import MediaDriver
-from .echo.capacity import counters_buffer_length
-from .echo.client import EchoClient
-from .errors import AeronError, error_summary
-from .idle import BackoffIdleStrategy
-from .traffic import QuietIdle
+from ...client import Aeron
+from ...driver import MediaDriver
+from ..core.capacity import counters_buffer_length
+from ..client.sync import EchoClient
+from ...errors import AeronError, error_summary
+from ...idle import BackoffIdleStrategy
+from ...traffic import QuietIdle
 
 #: Media driver settings of the load process: small sparse logs, short linger, SHARED, and
 #: a client liveness long enough that a starved process (2 busy cores) keeps its clients.

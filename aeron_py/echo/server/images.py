@@ -5,7 +5,7 @@ C client's ``aeron_subscription_image_release`` only drops the reference while t
 image is still in its subscription's image list, and an image leaves that list
 *before* its unavailable-image callback runs (``aeron_client_conductor.c``,
 ``on_unavailable_image``).  A handle released after that is never freed, and its log
-stays mapped for the life of the client (issue 7, item 3).  So messages are read
+stays mapped for the life of the client.  So messages are read
 with subscription polls (a :class:`~aeron_py.PollSet`) and routed by the frame's session
 id (unique among one subscription's images), and an image is fetched only to reject it, and released
 at once, between two conductor duty cycles (agent invoker: nothing can leave the list
@@ -16,8 +16,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from ..errors import AeronError
-from ..subscription import Subscription
+from ...errors import AeronError
+from ...subscription import Subscription
 
 __all__ = ["ImageBook", "TrackedImage", "reject_image"]
 

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..blocklist import Blocklist
-from ..errors import AeronError
+from ...errors import AeronError
 
 logger = logging.getLogger(__name__)
 
-from ..endpoint_filter import EndpointFilterConfig
+from ...endpoint_filter import EndpointFilterConfig
 
 __all__ = ["FilterLimits", "EndpointGuard"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections import deque
 
-from ..errors import RESULT_NAMES, OfferError
-from ..publication import Publication
+from ...errors import RESULT_NAMES, OfferError
+from ...publication import Publication
 
 __all__ = ["DEFAULT_BROADCAST_CAP", "DEFAULT_DUOLOGUE_CAP", "Outbox"]
 

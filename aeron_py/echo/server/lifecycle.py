@@ -17,31 +17,31 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from ..channel import ChannelUri
-from ..client import Aeron
-from ..driver import MediaDriver
-from ..errors import AeronError, aeron_cause
-from ..idle import BackoffIdleStrategy
-from ..traffic import QuietIdle
-from ..poll_set import PollSet
-from .capacity import counters_buffer_length
+from ...channel import ChannelUri
+from ...client import Aeron
+from ...driver import MediaDriver
+from ...errors import AeronError, aeron_cause
+from ...idle import BackoffIdleStrategy
+from ...traffic import QuietIdle
+from ...poll_set import PollSet
+from ..core.capacity import counters_buffer_length
 from .endpoint_guard import EndpointGuard, FilterLimits
 from .file_limit import ensure_file_limit
-from .protocol import STREAM_ID
-from .server_telemetry import ServerTelemetry
+from ..core.protocol import STREAM_ID
+from .telemetry import ServerTelemetry
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from ..blocklist import Blocklist
-    from ..publication import Publication
-    from ..subscription import Image, Subscription
+    from ...publication import Publication
+    from ...subscription import Image, Subscription
     from .channels import Duologue
     from .creation import Attempt, Pending
     from .images import ImageBook
     from .outbox import Outbox
-    from .server_core import Action, EchoServerCore, ServerConfig
-    from .server_options import ServerOptions
+    from ..core.server import Action, EchoServerCore, ServerConfig
+    from .options import ServerOptions
 
 __all__ = ["DriverLostError", "ServerLifecycle"]
 

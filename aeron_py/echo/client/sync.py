@@ -16,7 +16,7 @@ ends it successfully; :meth:`EchoClient.echo_more` queues further echoes meanwhi
 (absent incoming messages), so one thread can drive thousands of mostly idle
 clients with work proportional to activity (the load tool's hold mode does).
 
-URIs are those of echo2.md §2, plus ``term-length`` on our publications (local only).
+URIs are those of docs/spec/echo2.md §2, plus ``term-length`` on our publications (local only).
 ``interface`` binds our publications to a local address (e.g. ``127.0.0.2``) so the
 server sees that source IP.  Aeron's own ``interface=`` parameter only accepts
 addresses configured on a network interface, so a publication with an ``interface``
@@ -36,15 +36,15 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from ..channel import ChannelUri
-from ..client import Aeron
-from ..driver import MediaDriver
-from ..errors import AeronError, OfferError, error_summary
-from ..idle import BackoffIdleStrategy
-from ..publication import ExclusivePublication
-from ..subscription import Subscription
-from .client_core import EchoClientCore, Failed, OpenDuologue, random_payload
-from .protocol import STREAM_ID, Echoed
+from ...channel import ChannelUri
+from ...client import Aeron
+from ...driver import MediaDriver
+from ...errors import AeronError, OfferError, error_summary
+from ...idle import BackoffIdleStrategy
+from ...publication import ExclusivePublication
+from ...subscription import Subscription
+from ..core.client import EchoClientCore, Failed, OpenDuologue, random_payload
+from ..core.protocol import STREAM_ID, Echoed
 
 logger = logging.getLogger(__name__)
 
@@ -124,7 +124,7 @@ class _Echoing:
 class EchoClient:
     """One Echo 2.0 client.  Pass ``aeron`` to share a client/driver (e.g. many clients
     in one process); otherwise it embeds its own media driver (no reserved session
-    range, echo2.md §4.1) and an Aeron client in conductor-invoker mode.
+    range, docs/spec/echo2.md §4.1) and an Aeron client in conductor-invoker mode.
     """
 
     def __init__(self, address: str, port: int, control_port: int, *, count: int = 5,

@@ -1,4 +1,4 @@
-"""The server's ``--blocklist`` file, watched for new versions (issue 10, item 3).
+"""The server's ``--blocklist`` file, watched for new versions.
 
 :class:`BlocklistWatch` holds the :class:`~aeron_py.blocklist.Blocklist` in force and
 notices a new version of its file by itself: :meth:`BlocklistWatch.poll` (called every

@@ -5,7 +5,7 @@ control port).  Both are asked with the asynchronous adds and polled once per lo
 iteration; :class:`Attempt` holds one try, :class:`Pending` a duologue whose CONNECT
 waits for its channels.
 
-Why an add must never be forgotten (issue 7, item 2): the C client gives an add up
+Why an add must never be forgotten: the C client gives an add up
 on its own after its driver timeout (``aeron_client_conductor.c``: a registering
 resource still AWAITING past ``registration_deadline_ns`` becomes TIMED_OUT and the
 poll fails with "async_add_... no response from media driver").  If the driver was
@@ -22,11 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from ..client import PendingAdd
-from ..errors import AeronError
-from ..publication import ExclusivePublication
-from ..subscription import Subscription
-from .server_core import CreateDuologue
+from ...client import PendingAdd
+from ...errors import AeronError
+from ...publication import ExclusivePublication
+from ...subscription import Subscription
+from ..core.server import CreateDuologue
 
 __all__ = ["Attempt", "Pending", "is_driver_timeout"]
 

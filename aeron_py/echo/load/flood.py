@@ -16,14 +16,14 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..channel import ChannelUri
-from ..client import Aeron
-from ..driver import MediaDriver
-from ..idle import BackoffIdleStrategy
-from ..publication import ExclusivePublication
-from ..subscription import Subscription
-from .client import DEFAULT_TERM_LENGTH, publication_channel
-from .protocol import STREAM_ID, format_hello
+from ...channel import ChannelUri
+from ...client import Aeron
+from ...driver import MediaDriver
+from ...idle import BackoffIdleStrategy
+from ...publication import ExclusivePublication
+from ...subscription import Subscription
+from ..client.sync import DEFAULT_TERM_LENGTH, publication_channel
+from ..core.protocol import STREAM_ID, format_hello
 
 __all__ = ["FloodReport", "HelloFlood"]
 

@@ -17,26 +17,26 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..channel import ChannelUri
-from ..errors import AeronError, aeron_cause
-from ..publication import Publication
-from ..subscription import Subscription
+from ...channel import ChannelUri
+from ...errors import AeronError, aeron_cause
+from ...publication import Publication
+from ...subscription import Subscription
 from .creation import Attempt, Pending
 from .outbox import Outbox
-from .protocol import STREAM_ID
+from ..core.protocol import STREAM_ID
 from .images import reject_image
-from .server_core import RejectImage
+from ..core.server import RejectImage
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from ..client import Aeron
-    from ..poll_set import PollSet
+    from ...client import Aeron
+    from ...poll_set import PollSet
     from .endpoint_guard import EndpointGuard
     from .images import ImageBook
-    from .server_core import Action, EchoServerCore
-    from .server_options import ServerOptions
-    from ..subscription import Image
+    from ..core.server import Action, EchoServerCore
+    from .options import ServerOptions
+    from ...subscription import Image
 
 __all__ = ["Duologue", "DuologueChannels"]
 

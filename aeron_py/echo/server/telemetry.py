@@ -27,11 +27,11 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..stat import DriverStat
-from ..telemetry import EventWriter
+from ...stat import DriverStat
+from ...telemetry import EventWriter
 from .event_queue import DEFAULT_QUEUE_CAPACITY, EventQueue
 from .blocklist_watch import BlocklistChange
-from .server_core import Action, Event
+from ..core.server import Action, Event
 
 logger = logging.getLogger(__name__)
 

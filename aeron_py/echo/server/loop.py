@@ -58,13 +58,13 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from ..client import Aeron
-from ..driver import MediaDriver
-from ..errors import AeronError, aeron_cause
-from ..idle import BackoffIdleStrategy
-from ..poll_set import PollSet
-from ..publication import Publication
-from ..subscription import Subscription
+from ...client import Aeron
+from ...driver import MediaDriver
+from ...errors import AeronError, aeron_cause
+from ...idle import BackoffIdleStrategy
+from ...poll_set import PollSet
+from ...publication import Publication
+from ...subscription import Subscription
 from .blocklist_enforcement import BlocklistEnforcement
 from .blocklist_watch import BlocklistWatch
 from .channels import DuologueChannels, Duologue
@@ -74,7 +74,7 @@ from .image_admission import ImageAdmission, ImageEvent
 from .images import ImageBook
 from .message_polling import MessagePolling
 from .outbox import Outbox
-from .server_core import (
+from ..core.server import (
     Action,
     Broadcast,
     CloseDuologue,
@@ -87,9 +87,9 @@ from .server_core import (
     ServerConfig,
     ServerStats,
 )
-from .server_lifecycle import DriverLostError, ServerLifecycle
-from .server_options import DEFAULT_TERM_LENGTH, ServerOptions
-from .server_telemetry import SNAPSHOT_COUNTERS, ServerTelemetry
+from .lifecycle import DriverLostError, ServerLifecycle
+from .options import DEFAULT_TERM_LENGTH, ServerOptions
+from .telemetry import SNAPSHOT_COUNTERS, ServerTelemetry
 
 __all__ = ["DEFAULT_TERM_LENGTH", "SNAPSHOT_COUNTERS", "DriverLostError", "EchoServer", "ServerOptions",
            "aeron_cause"]

@@ -12,15 +12,15 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from .server_core import CloseDuologue
+from ..core.server import CloseDuologue
 
 if TYPE_CHECKING:
     from ..blocklist import Blocklist
     from .blocklist_watch import BlocklistChange, BlocklistWatch
     from .endpoint_guard import EndpointGuard
-    from .server_core import Action, EchoServerCore
-    from .server_options import ServerOptions
-    from .server_telemetry import ServerTelemetry
+    from ..core.server import Action, EchoServerCore
+    from .options import ServerOptions
+    from .telemetry import ServerTelemetry
 
 __all__ = ["BlocklistEnforcement"]
 

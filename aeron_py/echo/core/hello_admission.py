@@ -1,4 +1,4 @@
-"""HELLO admission: the core's rules for the all-clients channel (echo2.md §3 rules 1-4).
+"""HELLO admission: the core's rules for the all-clients channel (docs/spec/echo2.md §3 rules 1-4).
 
 Every HELLO gets an answer (decision 3): a malformed or oversize one ``ERROR bad
 message``; a blocked source, a full server or a source over its per-IP limit their
@@ -17,11 +17,11 @@ import logging
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from .core_records import DuologueRecord, InitialImage
+from .records import DuologueRecord, InitialImage
 from .per_ip import PerIpCounter, canonical_ip
 from .ports import AllocationError, PortAllocator
 from .protocol import CoreUsageError, Reason, crypt, format_connect, format_error, parse_hello, split_source_identity
-from .server_contract import Action, Broadcast, CreateDuologue, Event, RejectImage, ServerConfig
+from .contract import Action, Broadcast, CreateDuologue, Event, RejectImage, ServerConfig
 from .sessions import SessionAllocator
 
 if TYPE_CHECKING:

@@ -25,14 +25,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .images import ImageBook, TrackedImage, reject_image
-from .protocol import split_source_identity
+from ..core.protocol import split_source_identity
 
 if TYPE_CHECKING:
-    from ..poll_set import PollSet
-    from ..subscription import Image, Subscription
+    from ...poll_set import PollSet
+    from ...subscription import Image, Subscription
     from .channels import Duologue
     from .creation import Pending
-    from .server_core import Action, EchoServerCore
+    from ..core.server import Action, EchoServerCore
 
 __all__ = ["ImageAdmission", "ImageEvent"]
 

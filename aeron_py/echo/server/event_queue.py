@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..telemetry import EventError, EventWriter
+from ...telemetry import EventError, EventWriter
 
 __all__ = ["DEFAULT_QUEUE_CAPACITY", "EventQueue", "Job"]
 

@@ -7,8 +7,7 @@ exist, and returns only the messages, each with its subscription's key and its
 session id.  A message is routed to the announced image of that session id (unique
 among one subscription's images): HELLOs to the core's all-clients rules, duologue
 messages to that duologue's.  Polling also tells the C client that the subscription's
-image list was read, which lets it free the logs of images that went away (issue 7,
-item 3).
+image list was read, which lets it free the logs of images that went away.
 """
 from __future__ import annotations
 
@@ -16,10 +15,10 @@ import logging
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..poll_set import PollSet
+    from ...poll_set import PollSet
     from .channels import Duologue
     from .images import ImageBook
-    from .server_core import Action, EchoServerCore
+    from ..core.server import Action, EchoServerCore
 
 __all__ = ["MessagePolling"]
 

@@ -1,0 +1,15 @@
+"""The sans-I/O Echo 2.0 core: the protocol and its rules, with no I/O at all.
+
+Nothing here imports Aeron, sockets, threads, asyncio or a clock: the glue passes ``now``
+in and executes the actions that come back (h11's design).  A test reads these modules'
+imports and fails otherwise (``tests/unit/test_layers.py``).
+
+* :mod:`.protocol` - the wire format (``docs/spec/echo2.md`` §1);
+* :mod:`.server` - :class:`~.server.EchoServerCore`, the server's state machine, with
+  :mod:`.hello_admission` (HELLOs on the all-clients channel) and :mod:`.contract`
+  (the actions and events it exchanges with its glue);
+* :mod:`.client` - :class:`~.client.EchoClientCore`, the client's state machine;
+* allocators and limits: :mod:`.ports`, :mod:`.sessions`, :mod:`.per_ip`;
+  due times :mod:`.deadlines`; repeated-log folding :mod:`.log_summary`;
+  records :mod:`.records`; driver sizing :mod:`.capacity`.
+"""

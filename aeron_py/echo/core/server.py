@@ -1,0 +1,333 @@
+"""Sans-I/O Echo 2.0 server (docs/spec/echo2.md §3 rules, §4 decisions).
+
+:class:`EchoServerCore` never touches Aeron, sockets, threads or clocks.  The glue
+feeds it events (image up/down, message received, send failed, clock tick) together
+with ``now`` (monotonic seconds) and executes the returned actions **in order**:
+
+* :class:`CreateDuologue` - create the duologue publication + subscription.  If that
+  fails, call :meth:`EchoServerCore.create_failed` and skip every later
+  :class:`Broadcast` whose ``duologue_session`` is that session.
+* :class:`Broadcast` - offer bytes on the all-clients publication.
+* :class:`SendDuologue` - offer bytes on a duologue publication; if it cannot be sent
+  within the glue's deadline, call :meth:`EchoServerCore.send_failed`.
+* :class:`CloseDuologue` - (after flushing earlier sends) close that duologue's
+  publication + subscription.  Must tolerate a partially created duologue.
+* :class:`RejectImage` - reject the image where the driver supports it.
+* :class:`Event` - telemetry; ``fields`` always has ``ip``.  Kinds: ``hello`` (every
+  HELLO), ``reject`` (every HELLO answered with ERROR, and every rejected image:
+  ``reason`` is the wire reason or None, ``cause`` the detail), ``blocklist_hit``
+  (in addition to ``reject``), ``duologue_created``, ``client_connected``
+  (``wrong_ip`` flag), ``bad_message`` (duologue), ``duologue_closed``.
+
+Contract with the glue: image-available events precede that image's messages (a
+HELLO from an unknown image raises :class:`CoreUsageError`).  Events for a duologue
+that is already closed are stale and ignored (logged), because the glue may still
+deliver them after executing a :class:`CloseDuologue`.
+
+Resources (two ports, the session id, one per-IP count) are taken only when a
+CONNECT is sent and are returned by the single ``_close`` path, whatever the reason.
+
+Where the rules live: HELLO admission (the all-clients channel) in
+:mod:`.hello_admission`, the records in :mod:`.core_records`, the types the glue sees
+in :mod:`.server_contract`; this module holds the duologues' rules, time and shutdown.
+Work is proportional to activity: :meth:`EchoServerCore.tick` visits only the
+duologues whose deadline (:mod:`.deadlines`) is due.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections import Counter
+from types import MappingProxyType
+
+from .records import DuologueRecord, InitialImage
+from .deadlines import Deadlines
+from .hello_admission import HelloAdmission
+from .log_summary import LogSummary
+from .per_ip import PerIpCounter, canonical_ip
+from .ports import PortAllocator
+from .protocol import (
+    ERROR_BAD_MESSAGE_DUOLOGUE,
+    CoreUsageError,
+    Reason,
+    format_error,
+    parse_echo,
+    split_source_identity,
+)
+from .contract import (
+    DEFAULT_MAX_IMAGE_TERM_LENGTH,
+    DEFAULT_REFUSAL_INTERVAL,
+    Action,
+    Broadcast,
+    CloseDuologue,
+    CloseReason,
+    CreateDuologue,
+    DuologueInfo,
+    Event,
+    RejectImage,
+    SendDuologue,
+    ServerConfig,
+    ServerStats,
+)
+from .sessions import SessionAllocator
+
+__all__ = ["DEFAULT_MAX_IMAGE_TERM_LENGTH", "DEFAULT_REFUSAL_INTERVAL", "Action", "Broadcast", "CloseDuologue",
+           "CloseReason", "CreateDuologue", "DuologueInfo", "EchoServerCore", "Event", "RejectImage", "SendDuologue",
+           "ServerConfig", "ServerStats"]
+
+logger = logging.getLogger(__name__)
+
+# -------------------------------------------------------------------- core
+
+
+class EchoServerCore(HelloAdmission):
+    """The Echo 2.0 server state machine; every method returns a list of actions."""
+
+    def __init__(self, config: ServerConfig, rng: random.Random | None = None) -> None:
+        self._config = config
+        self._ports = PortAllocator(config.clients_base_port, config.max_clients, rng)
+        self._sessions = SessionAllocator(config.session_min, config.session_max, rng)
+        self._per_ip = PerIpCounter(config.ipv6_prefix)
+        self._initial_images: dict[int, InitialImage] = {}
+        self._duologues: dict[int, DuologueRecord] = {}
+        # (initial image id, key) -> duologue still waiting for its client: a repeated HELLO
+        # (clients re-send every second until answered) gets the same CONNECT again.
+        self._awaiting: dict[tuple[int, int], int] = {}
+        # When each duologue must be looked at: its expiry while no client has joined, then
+        # (idle_timeout) the earliest it can be idle; tick() visits only what is due.
+        self._deadlines: Deadlines[int] = Deadlines()
+        self._hellos = 0
+        self._created = 0
+        self._rejects: Counter[str] = Counter()
+        self._closes: Counter[str] = Counter()
+        self._shut_down = False
+        self._coalesced = 0
+        self.log_summary = LogSummary(logger, config.log_interval)
+
+    # ---- read-only views
+
+    @property
+    def config(self) -> ServerConfig:
+        """The configuration this core was built with."""
+        return self._config
+
+    @property
+    def duologue_count(self) -> int:
+        """Number of live duologues."""
+        return len(self._duologues)
+
+    @property
+    def stats(self) -> ServerStats:
+        """Snapshot of resources in use and cumulative counters."""
+        return ServerStats(
+            duologues=len(self._duologues),
+            initial_images=len(self._initial_images),
+            ports_in_use=self._ports.in_use,
+            sessions_in_use=self._sessions.in_use,
+            ip_keys=len(self._per_ip),
+            hellos=self._hellos,
+            connects=self._created,
+            rejects=MappingProxyType(dict(self._rejects)),
+            closes=MappingProxyType(dict(self._closes)),
+            refusals_coalesced=self._coalesced,
+            ports_retired=self._ports.retired,
+        )
+
+    def connections_for_ip(self, ip: str) -> int:
+        """Duologues counted against ``ip`` (IPv6 aggregated by prefix)."""
+        return self._per_ip.count(ip)
+
+    def duologue_info(self, session_id: int) -> DuologueInfo | None:
+        """Snapshot of duologue ``session_id``, or None if it does not exist."""
+        d = self._duologues.get(session_id)
+        return None if d is None else self._info(d)
+
+    def duologue_infos(self) -> tuple[DuologueInfo, ...]:
+        """Snapshots of every live duologue, computed now (O(duologues): on demand only).
+
+        Safe to call from another thread while the loop runs: the dict's values are
+        copied in one C call under the GIL, and each snapshot reads plain attributes
+        (a snapshot may be a message behind, never torn into an exception)."""
+        return tuple(self._info(d) for d in list(self._duologues.values()))
+
+    @staticmethod
+    def _info(d: DuologueRecord) -> DuologueInfo:
+        return DuologueInfo(
+            session_id=d.session_id, initial_session=d.initial_session, owner_ip=d.owner_ip,
+            data_port=d.data_port, control_port=d.control_port, created_at=d.created_at,
+            connected=any(d.images.values()), msgs_in=d.msgs_in, msgs_out=d.msgs_out,
+            bytes_in=d.bytes_in, bytes_out=d.bytes_out, images=len(d.images),
+        )
+
+    # ---- duologues
+
+    def create_failed(self, session_id: int, now: float) -> list[Action]:
+        """The glue could not create duologue ``session_id``: refuse and free everything."""
+        d = self._duologues.get(session_id)
+        if d is None:
+            raise CoreUsageError(f"create_failed for unknown duologue {session_id}")
+        refusal = Broadcast(format_error(d.initial_session, Reason.SERVER_FULL))
+        event = self._reject_event(d.owner_ip, d.initial_session, None, Reason.SERVER_FULL.value,
+                                   "create_failed")
+        return [refusal, event, *self._close(d, CloseReason.CREATE_FAILED, now)]
+
+    def duologue_image_available(
+        self, session_id: int, image_id: int, source_identity: str, term_length: int, now: float
+    ) -> list[Action]:
+        """A client publication appeared on duologue ``session_id``'s subscription."""
+        d = self._live(session_id, "image available")
+        if d is None:
+            return []
+        if image_id in d.images:
+            raise CoreUsageError(f"image {image_id} of duologue {session_id} is already available")
+        ip = canonical_ip(split_source_identity(source_identity)[0])
+        d.images[image_id] = False
+        if ip != d.owner_ip:
+            self.log_summary.log(logging.WARNING, "image:wrong_ip", now,
+                                 "duologue %d: rejecting image %d from %s (owner %s)",
+                                 session_id, image_id, ip, d.owner_ip)
+            return [RejectImage(image_id, session_id, "wrong_ip"),
+                    Event("client_connected", {"ip": ip, "session_id": session_id,
+                                               "image_id": image_id, "wrong_ip": True,
+                                               "owner_ip": d.owner_ip})]
+        if term_length > self._config.max_image_term_length:
+            self.log_summary.log(logging.WARNING, "image:term_length", now,
+                                 "duologue %d: rejecting image %d: term length %d > %d", session_id,
+                                 image_id, term_length, self._config.max_image_term_length)
+            return [RejectImage(image_id, session_id, "term_length"),
+                    self._reject_event(ip, session_id, image_id, None, "term_length")]
+        d.images[image_id] = True
+        if d.first_image_at is None:
+            d.first_image_at = now
+            if self._config.idle_timeout is not None:
+                self._deadlines.schedule(session_id, now + self._config.idle_timeout)
+            else:
+                self._deadlines.cancel(session_id)
+            self._forget_hello(d)
+        d.last_activity = now
+        return [Event("client_connected", {"ip": ip, "session_id": session_id,
+                                           "image_id": image_id, "wrong_ip": False,
+                                           "owner_ip": d.owner_ip})]
+
+    def duologue_image_unavailable(self, session_id: int, image_id: int, now: float) -> list[Action]:
+        """A client publication left duologue ``session_id``; the last owner image closes it."""
+        d = self._live(session_id, "image unavailable")
+        if d is None:
+            return []
+        if image_id not in d.images:
+            raise CoreUsageError(f"image {image_id} left duologue {session_id} but never arrived")
+        served = d.images.pop(image_id)
+        if served and not any(d.images.values()):
+            return self._close(d, CloseReason.CLIENT_GONE, now)
+        return []
+
+    def duologue_message(self, session_id: int, image_id: int, data: bytes, now: float) -> list[Action]:
+        """One message on a duologue: echo it verbatim, or ERROR + close."""
+        d = self._live(session_id, "message")
+        if d is None:
+            return []
+        served = d.images.get(image_id)
+        if served is None:
+            raise CoreUsageError(f"message from image {image_id} of duologue {session_id} "
+                                 "before it was available")
+        if not served:
+            logger.debug("duologue %d: ignoring message from unserved image %d", session_id, image_id)
+            return []
+        d.msgs_in += 1
+        d.bytes_in += len(data)
+        d.last_activity = now
+        oversize = len(data) > self._config.max_message
+        if not oversize and parse_echo(data) is not None:
+            reply = bytes(data)
+            d.msgs_out += 1
+            d.bytes_out += len(reply)
+            return [SendDuologue(session_id, reply)]
+        d.msgs_out += 1
+        d.bytes_out += len(ERROR_BAD_MESSAGE_DUOLOGUE)
+        logger.info("duologue %d: bad message (%d bytes) from %s", session_id, len(data), d.owner_ip)
+        return [SendDuologue(session_id, ERROR_BAD_MESSAGE_DUOLOGUE),
+                Event("bad_message", {"ip": d.owner_ip, "session_id": session_id,
+                                      "bytes": len(data), "oversize": oversize}),
+                *self._close(d, CloseReason.BAD_MESSAGE, now)]
+
+    def send_failed(self, session_id: int, now: float) -> list[Action]:
+        """A reply on duologue ``session_id`` missed its send deadline: close it."""
+        d = self._live(session_id, "send failure")
+        return [] if d is None else self._close(d, CloseReason.SEND_DEADLINE, now)
+
+    def retire_port(self, port: int) -> None:
+        """Never allocate ``port`` again: the glue lost track of a channel that may bind it."""
+        logger.error("duologue port %d retired: a channel the media driver may still create "
+                     "there cannot be closed; capacity is now %d duologues",
+                     port, (self._ports.capacity - self._ports.retired - 1) // 2)
+        self._ports.retire(port)
+
+    def close_blocked(self, now: float) -> list[Action]:
+        """Close every duologue whose owner is blocked now (after a blocklist reload).
+
+        Visits every duologue: called once per reload, never per tick."""
+        is_blocked = self._config.is_blocked
+        if is_blocked is None:
+            return []
+        actions: list[Action] = []
+        for d in [d for d in self._duologues.values() if is_blocked(d.owner_ip) is not None]:
+            actions += self._close(d, CloseReason.BLOCKED, now)
+        return actions
+
+    # ---- time and shutdown
+
+    def tick(self, now: float) -> list[Action]:
+        """Close duologues never joined within ``expiry`` or idle past ``idle_timeout``;
+        write the due log summaries.  Visits only the duologues whose deadline is due."""
+        self.log_summary.flush(now)
+        actions: list[Action] = []
+        idle = self._config.idle_timeout
+        for session in self._deadlines.pop_due(now):
+            d = self._duologues.get(session)
+            if d is None:
+                continue
+            if d.first_image_at is None:
+                actions += self._close(d, CloseReason.EXPIRED, now)
+            elif idle is not None:
+                if now - d.last_activity >= idle:
+                    actions += self._close(d, CloseReason.IDLE, now)
+                else:  # active since it was scheduled: due again when it could next be idle
+                    self._deadlines.schedule(session, d.last_activity + idle)
+        return actions
+
+    def shutdown(self, now: float) -> list[Action]:
+        """Close every duologue; later HELLOs are refused with ``server full``."""
+        self._shut_down = True
+        actions: list[Action] = []
+        for d in list(self._duologues.values()):
+            actions += self._close(d, CloseReason.SHUTDOWN, now)
+        return actions
+
+    # ---- internals
+
+    def _live(self, session_id: int, what: str) -> DuologueRecord | None:
+        """The duologue, or None (logged) when the event is stale."""
+        d = self._duologues.get(session_id)
+        if d is None:
+            logger.debug("ignoring %s for closed or unknown duologue %d", what, session_id)
+        return d
+
+    def _close(self, d: DuologueRecord, reason: CloseReason, now: float) -> list[Action]:
+        """The one place that deletes a duologue and returns all its resources."""
+        del self._duologues[d.session_id]
+        self._deadlines.cancel(d.session_id)
+        self._forget_hello(d)
+        self._ports.free(d.data_port)
+        self._ports.free(d.control_port)
+        self._sessions.free(d.session_id)
+        self._per_ip.decrement(d.owner_ip)
+        self._closes[reason.value] += 1
+        lifetime = max(0.0, now - d.created_at)
+        logger.info("duologue %d of %s closed: %s after %.3f s", d.session_id, d.owner_ip,
+                    reason.value, lifetime)
+        return [CloseDuologue(d.session_id, reason),
+                Event("duologue_closed", {"ip": d.owner_ip, "session_id": d.session_id,
+                                          "reason": reason.value, "lifetime_s": lifetime,
+                                          "msgs_in": d.msgs_in, "msgs_out": d.msgs_out,
+                                          "bytes_in": d.bytes_in, "bytes_out": d.bytes_out})]
