@@ -4,52 +4,53 @@ Every HELLO gets an answer (decision 3): a malformed or oversize one ``ERROR bad
 message``; a blocked source, a full server or a source over its per-IP limit their
 refusal (the same refusal to the same initial image at most once per
 ``refusal_interval``); a repeated HELLO of a duologue still waiting for its client the
-same CONNECT again; otherwise two ports, a session id and a per-IP count are taken and
-the core answers ``CreateDuologue`` + the CONNECT.  An initial image whose term is
+same CONNECT again; otherwise the :class:`~.duologues.DuologueTable` opens a duologue
+and the answer is ``CreateDuologue`` + the CONNECT.  An initial image whose term is
 larger than allowed is rejected, and its HELLO answered ``server full``.
 
-A mixin of :class:`~.server_core.EchoServerCore`: the state lives on the core.
+One collaborator of :class:`~.server.EchoServerCore`: it owns the initial images and
+the HELLO and refusal counters; the duologues it opens belong to the table.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import Counter
-from typing import TYPE_CHECKING
 
-from .records import DuologueRecord, InitialImage
-from .per_ip import PerIpCounter, canonical_ip
-from .ports import AllocationError, PortAllocator
-from .protocol import CoreUsageError, Reason, crypt, format_connect, format_error, parse_hello, split_source_identity
 from .contract import Action, Broadcast, CreateDuologue, Event, RejectImage, ServerConfig
-from .sessions import SessionAllocator
-
-if TYPE_CHECKING:
-    from .deadlines import Deadlines
-    from .log_summary import LogSummary
+from .duologues import DuologueTable, OutOfResources
+from .log_summary import LogSummary
+from .per_ip import canonical_ip
+from .protocol import CoreUsageError, Reason, crypt, format_connect, format_error, parse_hello, split_source_identity
+from .records import InitialImage
 
 __all__ = ["HelloAdmission"]
 
-logger = logging.getLogger("aeron_py.echo.server_core")
+logger = logging.getLogger("aeron_py.echo.core.server")
 
 
 class HelloAdmission:
-    """All-clients half of the core (a mixin: the state lives on the core)."""
+    """The all-clients half of the core: initial images, HELLOs and their answers."""
 
-    _config: ServerConfig
-    _ports: PortAllocator
-    _sessions: SessionAllocator
-    _per_ip: PerIpCounter
-    _initial_images: dict[int, InitialImage]
-    _duologues: dict[int, DuologueRecord]
-    _awaiting: dict[tuple[int, int], int]
-    _deadlines: Deadlines[int]
-    _hellos: int
-    _created: int
-    _rejects: Counter[str]
-    _shut_down: bool
-    _coalesced: int
-    log_summary: LogSummary
+    def __init__(self, config: ServerConfig, duologues: DuologueTable, log_summary: LogSummary) -> None:
+        self._config = config
+        self._duologues = duologues
+        self._log_summary = log_summary
+        self._initial_images: dict[int, InitialImage] = {}
+        self.hellos = 0
+        self.created = 0
+        self.rejects: Counter[str] = Counter()
+        self.coalesced = 0
+        self._shut_down = False
+
+    @property
+    def initial_images(self) -> int:
+        """Initial images (clients' initial publications) currently known."""
+        return len(self._initial_images)
+
+    def shut_down(self) -> None:
+        """From now on every well-formed HELLO is refused with ``server full``."""
+        self._shut_down = True
 
     def initial_image_available(
         self, image_id: int, session_id: int, source_identity: str, term_length: int, now: float
@@ -62,14 +63,14 @@ class HelloAdmission:
         self._initial_images[image_id] = InitialImage(session_id, ip, rejected)
         if not rejected:
             return []
-        self.log_summary.log(logging.WARNING, "image:term_length", now,
+        self._log_summary.log(logging.WARNING, "image:term_length", now,
                              "rejecting initial image %d from %s: term length %d > %d",
                              image_id, ip, term_length, self._config.max_image_term_length)
         # Decision 3: its HELLO gets an answer even though the image is rejected before
         # it is read; the session id is known now, so answer it now.
         return [
             RejectImage(image_id, None, "term_length"),
-            self._reject_event(ip, session_id, image_id, None, "term_length"),
+            self.reject_event(ip, session_id, image_id, None, "term_length"),
             *self._refuse(ip, session_id, image_id, Reason.SERVER_FULL, "term_length", now),
         ]
 
@@ -87,7 +88,7 @@ class HelloAdmission:
         sid, ip = image.session_id, image.ip
         if image.rejected:  # answered at image-up; answered again (at most every refusal_interval)
             return self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "image_rejected", now)
-        self._hellos += 1
+        self.hellos += 1
         actions: list[Action] = [Event("hello", {"ip": ip, "session_id": sid,
                                                  "image_id": image_id, "bytes": len(data)})]
         oversize = len(data) > self._config.max_message
@@ -102,23 +103,11 @@ class HelloAdmission:
         if refusal is not None:
             return actions + refusal
         try:
-            data_port, control_port = self._ports.allocate(2, self._config.port_busy)
-        except AllocationError as error:
-            logger.error("port allocator out of ports with %d duologues: %s", len(self._duologues), error)
-            return actions + self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "no_ports", now)
-        try:
-            session = self._sessions.allocate()
-        except AllocationError as error:
-            self._ports.free(data_port)
-            self._ports.free(control_port)
-            logger.error("session allocator exhausted: %s", error)
-            return actions + self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "no_session_ids", now)
-        self._per_ip.increment(ip)
-        self._created += 1
-        self._deadlines.schedule(session, now + self._config.expiry)
-        self._duologues[session] = DuologueRecord(session, sid, ip, data_port, control_port, now, now,
-                                             hello=(image_id, key))
-        self._awaiting[(image_id, key)] = session
+            d = self._duologues.open(ip, sid, (image_id, key), now, self._config.port_busy)
+        except OutOfResources as out:
+            return actions + self._refuse(ip, sid, image_id, Reason.SERVER_FULL, out.cause, now)
+        self.created += 1
+        session, data_port, control_port = d.session_id, d.data_port, d.control_port
         logger.info("duologue %d for %s (initial session %d): ports %d/%d",
                     session, ip, sid, data_port, control_port)
         return actions + [
@@ -134,18 +123,12 @@ class HelloAdmission:
         Decision beyond the reference (which opens one more duologue per repeat): a
         client's re-sent HELLO costs no ports, session id or per-IP slot.
         """
-        session = self._awaiting.get((image_id, key))
-        d = self._duologues.get(session) if session is not None else None
+        d = self._duologues.awaiting(image_id, key)
         if d is None:
             return None
-        logger.debug("repeated HELLO from %s: CONNECT for duologue %d again", d.owner_ip, session)
+        logger.debug("repeated HELLO from %s: CONNECT for duologue %d again", d.owner_ip, d.session_id)
         return [Broadcast(format_connect(sid, d.data_port, d.control_port, crypt(key, d.session_id)),
                           d.session_id)]
-
-    def _forget_hello(self, d: DuologueRecord) -> None:
-        if d.hello is not None:
-            self._awaiting.pop(d.hello, None)
-            d.hello = None
 
     def _admission_refusal(self, ip: str, sid: int, image_id: int, now: float) -> list[Action] | None:
         """The refusal for a well-formed HELLO, or None when it may be admitted."""
@@ -157,7 +140,7 @@ class HelloAdmission:
             return [hit, *self._refuse(ip, sid, image_id, Reason.TOO_MANY_FOR_IP, "blocklist", now)]
         if len(self._duologues) >= self._config.max_clients:
             return self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "max_clients", now)
-        if self._per_ip.count(ip) >= self._config.max_per_ip:
+        if self._duologues.per_ip.count(ip) >= self._config.max_per_ip:
             return self._refuse(ip, sid, image_id, Reason.TOO_MANY_FOR_IP, "max_per_ip", now)
         return None
 
@@ -169,18 +152,18 @@ class HelloAdmission:
         if image is not None:
             last = image.last_refusal
             if last is not None and last[0] is reason and now - last[1] < self._config.refusal_interval:
-                self._coalesced += 1
-                self._rejects[cause] += 1
+                self.coalesced += 1
+                self.rejects[cause] += 1
                 return []
             image.last_refusal = (reason, now)
-        self.log_summary.log(logging.INFO, f"refuse:{cause}", now, "refusing HELLO from %s (session %d): %s (%s)",
+        self._log_summary.log(logging.INFO, f"refuse:{cause}", now, "refusing HELLO from %s (session %d): %s (%s)",
                              ip, sid, reason.value, cause)
         return [Broadcast(format_error(sid, reason)),
-                self._reject_event(ip, sid, image_id, reason.value, cause)]
+                self.reject_event(ip, sid, image_id, reason.value, cause)]
 
-    def _reject_event(self, ip: str, sid: int | None, image_id: int | None, reason: str | None,
+    def reject_event(self, ip: str, sid: int | None, image_id: int | None, reason: str | None,
                       cause: str) -> Event:
-        self._rejects[cause] += 1
+        self.rejects[cause] += 1
         return Event("reject", {"ip": ip, "session_id": sid, "image_id": image_id,
                                 "reason": reason, "cause": cause})
 

@@ -25,11 +25,13 @@ that is already closed are stale and ignored (logged), because the glue may stil
 deliver them after executing a :class:`CloseDuologue`.
 
 Resources (two ports, the session id, one per-IP count) are taken only when a
-CONNECT is sent and are returned by the single ``_close`` path, whatever the reason.
+CONNECT is sent and are returned by the single :meth:`~.duologues.DuologueTable.close`
+path, whatever the reason.
 
 Where the rules live: HELLO admission (the all-clients channel) in
-:mod:`.hello_admission`, the records in :mod:`.core_records`, the types the glue sees
-in :mod:`.server_contract`; this module holds the duologues' rules, time and shutdown.
+:mod:`.hello_admission`, the duologues and their resources in :mod:`.duologues`, the
+records in :mod:`.records`, the types the glue sees in :mod:`.contract`; this module
+holds the duologues' rules, time and shutdown, and composes the two.
 Work is proportional to activity: :meth:`EchoServerCore.tick` visits only the
 duologues whose deadline (:mod:`.deadlines`) is due.
 """
@@ -38,15 +40,13 @@ from __future__ import annotations
 
 import logging
 import random
-from collections import Counter
 from types import MappingProxyType
 
-from .records import DuologueRecord, InitialImage
-from .deadlines import Deadlines
+from .duologues import DuologueTable
 from .hello_admission import HelloAdmission
 from .log_summary import LogSummary
-from .per_ip import PerIpCounter, canonical_ip
-from .ports import PortAllocator
+from .per_ip import canonical_ip
+from .records import DuologueRecord
 from .protocol import (
     ERROR_BAD_MESSAGE_DUOLOGUE,
     CoreUsageError,
@@ -70,8 +70,6 @@ from .contract import (
     ServerConfig,
     ServerStats,
 )
-from .sessions import SessionAllocator
-
 __all__ = ["DEFAULT_MAX_IMAGE_TERM_LENGTH", "DEFAULT_REFUSAL_INTERVAL", "Action", "Broadcast", "CloseDuologue",
            "CloseReason", "CreateDuologue", "DuologueInfo", "EchoServerCore", "Event", "RejectImage", "SendDuologue",
            "ServerConfig", "ServerStats"]
@@ -81,29 +79,17 @@ logger = logging.getLogger(__name__)
 # -------------------------------------------------------------------- core
 
 
-class EchoServerCore(HelloAdmission):
-    """The Echo 2.0 server state machine; every method returns a list of actions."""
+class EchoServerCore:
+    """The Echo 2.0 server state machine; every method returns a list of actions.
+
+    Composed of a :class:`~.duologues.DuologueTable` (the duologues and what they hold)
+    and a :class:`~.hello_admission.HelloAdmission` (the all-clients channel's rules)."""
 
     def __init__(self, config: ServerConfig, rng: random.Random | None = None) -> None:
         self._config = config
-        self._ports = PortAllocator(config.clients_base_port, config.max_clients, rng)
-        self._sessions = SessionAllocator(config.session_min, config.session_max, rng)
-        self._per_ip = PerIpCounter(config.ipv6_prefix)
-        self._initial_images: dict[int, InitialImage] = {}
-        self._duologues: dict[int, DuologueRecord] = {}
-        # (initial image id, key) -> duologue still waiting for its client: a repeated HELLO
-        # (clients re-send every second until answered) gets the same CONNECT again.
-        self._awaiting: dict[tuple[int, int], int] = {}
-        # When each duologue must be looked at: its expiry while no client has joined, then
-        # (idle_timeout) the earliest it can be idle; tick() visits only what is due.
-        self._deadlines: Deadlines[int] = Deadlines()
-        self._hellos = 0
-        self._created = 0
-        self._rejects: Counter[str] = Counter()
-        self._closes: Counter[str] = Counter()
-        self._shut_down = False
-        self._coalesced = 0
         self.log_summary = LogSummary(logger, config.log_interval)
+        self._duologues = DuologueTable(config, rng)
+        self._admission = HelloAdmission(config, self._duologues, self.log_summary)
 
     # ---- read-only views
 
@@ -120,23 +106,24 @@ class EchoServerCore(HelloAdmission):
     @property
     def stats(self) -> ServerStats:
         """Snapshot of resources in use and cumulative counters."""
+        table, admission = self._duologues, self._admission
         return ServerStats(
-            duologues=len(self._duologues),
-            initial_images=len(self._initial_images),
-            ports_in_use=self._ports.in_use,
-            sessions_in_use=self._sessions.in_use,
-            ip_keys=len(self._per_ip),
-            hellos=self._hellos,
-            connects=self._created,
-            rejects=MappingProxyType(dict(self._rejects)),
-            closes=MappingProxyType(dict(self._closes)),
-            refusals_coalesced=self._coalesced,
-            ports_retired=self._ports.retired,
+            duologues=len(table),
+            initial_images=admission.initial_images,
+            ports_in_use=table.ports.in_use,
+            sessions_in_use=table.sessions.in_use,
+            ip_keys=len(table.per_ip),
+            hellos=admission.hellos,
+            connects=admission.created,
+            rejects=MappingProxyType(dict(admission.rejects)),
+            closes=MappingProxyType(dict(table.closes)),
+            refusals_coalesced=admission.coalesced,
+            ports_retired=table.ports.retired,
         )
 
     def connections_for_ip(self, ip: str) -> int:
         """Duologues counted against ``ip`` (IPv6 aggregated by prefix)."""
-        return self._per_ip.count(ip)
+        return self._duologues.per_ip.count(ip)
 
     def duologue_info(self, session_id: int) -> DuologueInfo | None:
         """Snapshot of duologue ``session_id``, or None if it does not exist."""
@@ -149,7 +136,7 @@ class EchoServerCore(HelloAdmission):
         Safe to call from another thread while the loop runs: the dict's values are
         copied in one C call under the GIL, and each snapshot reads plain attributes
         (a snapshot may be a message behind, never torn into an exception)."""
-        return tuple(self._info(d) for d in list(self._duologues.values()))
+        return tuple(self._info(d) for d in self._duologues.records())
 
     @staticmethod
     def _info(d: DuologueRecord) -> DuologueInfo:
@@ -160,6 +147,22 @@ class EchoServerCore(HelloAdmission):
             bytes_in=d.bytes_in, bytes_out=d.bytes_out, images=len(d.images),
         )
 
+    # ---- the all-clients channel (HelloAdmission's rules)
+
+    def initial_image_available(
+        self, image_id: int, session_id: int, source_identity: str, term_length: int, now: float
+    ) -> list[Action]:
+        """A client's initial publication appeared on the all-clients subscription."""
+        return self._admission.initial_image_available(image_id, session_id, source_identity, term_length, now)
+
+    def initial_image_unavailable(self, image_id: int, now: float) -> list[Action]:
+        """A client's initial publication went away."""
+        return self._admission.initial_image_unavailable(image_id, now)
+
+    def hello_received(self, image_id: int, data: bytes, now: float) -> list[Action]:
+        """One message on the all-clients subscription (§3 rules 1-4, §4 decisions)."""
+        return self._admission.hello_received(image_id, data, now)
+
     # ---- duologues
 
     def create_failed(self, session_id: int, now: float) -> list[Action]:
@@ -168,8 +171,8 @@ class EchoServerCore(HelloAdmission):
         if d is None:
             raise CoreUsageError(f"create_failed for unknown duologue {session_id}")
         refusal = Broadcast(format_error(d.initial_session, Reason.SERVER_FULL))
-        event = self._reject_event(d.owner_ip, d.initial_session, None, Reason.SERVER_FULL.value,
-                                   "create_failed")
+        event = self._admission.reject_event(d.owner_ip, d.initial_session, None, Reason.SERVER_FULL.value,
+                                             "create_failed")
         return [refusal, event, *self._close(d, CloseReason.CREATE_FAILED, now)]
 
     def duologue_image_available(
@@ -196,15 +199,15 @@ class EchoServerCore(HelloAdmission):
                                  "duologue %d: rejecting image %d: term length %d > %d", session_id,
                                  image_id, term_length, self._config.max_image_term_length)
             return [RejectImage(image_id, session_id, "term_length"),
-                    self._reject_event(ip, session_id, image_id, None, "term_length")]
+                    self._admission.reject_event(ip, session_id, image_id, None, "term_length")]
         d.images[image_id] = True
         if d.first_image_at is None:
             d.first_image_at = now
             if self._config.idle_timeout is not None:
-                self._deadlines.schedule(session_id, now + self._config.idle_timeout)
+                self._duologues.deadlines.schedule(session_id, now + self._config.idle_timeout)
             else:
-                self._deadlines.cancel(session_id)
-            self._forget_hello(d)
+                self._duologues.deadlines.cancel(session_id)
+            self._duologues.forget_hello(d)
         d.last_activity = now
         return [Event("client_connected", {"ip": ip, "session_id": session_id,
                                            "image_id": image_id, "wrong_ip": False,
@@ -260,8 +263,8 @@ class EchoServerCore(HelloAdmission):
         """Never allocate ``port`` again: the glue lost track of a channel that may bind it."""
         logger.error("duologue port %d retired: a channel the media driver may still create "
                      "there cannot be closed; capacity is now %d duologues",
-                     port, (self._ports.capacity - self._ports.retired - 1) // 2)
-        self._ports.retire(port)
+                     port, (self._duologues.ports.capacity - self._duologues.ports.retired - 1) // 2)
+        self._duologues.ports.retire(port)
 
     def close_blocked(self, now: float) -> list[Action]:
         """Close every duologue whose owner is blocked now (after a blocklist reload).
@@ -271,7 +274,7 @@ class EchoServerCore(HelloAdmission):
         if is_blocked is None:
             return []
         actions: list[Action] = []
-        for d in [d for d in self._duologues.values() if is_blocked(d.owner_ip) is not None]:
+        for d in [d for d in self._duologues.records() if is_blocked(d.owner_ip) is not None]:
             actions += self._close(d, CloseReason.BLOCKED, now)
         return actions
 
@@ -283,7 +286,7 @@ class EchoServerCore(HelloAdmission):
         self.log_summary.flush(now)
         actions: list[Action] = []
         idle = self._config.idle_timeout
-        for session in self._deadlines.pop_due(now):
+        for session in self._duologues.deadlines.pop_due(now):
             d = self._duologues.get(session)
             if d is None:
                 continue
@@ -293,14 +296,14 @@ class EchoServerCore(HelloAdmission):
                 if now - d.last_activity >= idle:
                     actions += self._close(d, CloseReason.IDLE, now)
                 else:  # active since it was scheduled: due again when it could next be idle
-                    self._deadlines.schedule(session, d.last_activity + idle)
+                    self._duologues.deadlines.schedule(session, d.last_activity + idle)
         return actions
 
     def shutdown(self, now: float) -> list[Action]:
         """Close every duologue; later HELLOs are refused with ``server full``."""
-        self._shut_down = True
+        self._admission.shut_down()
         actions: list[Action] = []
-        for d in list(self._duologues.values()):
+        for d in self._duologues.records():
             actions += self._close(d, CloseReason.SHUTDOWN, now)
         return actions
 
@@ -314,20 +317,4 @@ class EchoServerCore(HelloAdmission):
         return d
 
     def _close(self, d: DuologueRecord, reason: CloseReason, now: float) -> list[Action]:
-        """The one place that deletes a duologue and returns all its resources."""
-        del self._duologues[d.session_id]
-        self._deadlines.cancel(d.session_id)
-        self._forget_hello(d)
-        self._ports.free(d.data_port)
-        self._ports.free(d.control_port)
-        self._sessions.free(d.session_id)
-        self._per_ip.decrement(d.owner_ip)
-        self._closes[reason.value] += 1
-        lifetime = max(0.0, now - d.created_at)
-        logger.info("duologue %d of %s closed: %s after %.3f s", d.session_id, d.owner_ip,
-                    reason.value, lifetime)
-        return [CloseDuologue(d.session_id, reason),
-                Event("duologue_closed", {"ip": d.owner_ip, "session_id": d.session_id,
-                                          "reason": reason.value, "lifetime_s": lifetime,
-                                          "msgs_in": d.msgs_in, "msgs_out": d.msgs_out,
-                                          "bytes_in": d.bytes_in, "bytes_out": d.bytes_out})]
+        return self._duologues.close(d, reason, now)

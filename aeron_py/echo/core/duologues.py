@@ -1,0 +1,113 @@
+"""The duologues and their resources: the one place that opens and closes a duologue.
+
+A duologue takes two ports, a session id, one per-IP count and a due time when its
+CONNECT is sent (:meth:`DuologueTable.open`), and gives every one of them back in
+:meth:`DuologueTable.close`, whatever the reason.  The table also indexes duologues
+still waiting for their client by the HELLO that opened them (a repeated HELLO gets
+the same CONNECT again) and counts closes per reason.
+"""
+from __future__ import annotations
+
+import logging
+import random
+from collections import Counter
+from collections.abc import Callable
+
+from .contract import Action, CloseDuologue, CloseReason, Event, ServerConfig
+from .deadlines import Deadlines
+from .per_ip import PerIpCounter
+from .ports import AllocationError, PortAllocator
+from .records import DuologueRecord
+from .sessions import SessionAllocator
+
+__all__ = ["DuologueTable", "OutOfResources"]
+
+logger = logging.getLogger("aeron_py.echo.core.server")
+
+
+class OutOfResources(Exception):
+    """No duologue can be opened now; ``cause`` names what ran out (``no_ports``, ``no_session_ids``)."""
+
+    def __init__(self, cause: str) -> None:
+        super().__init__(cause)
+        self.cause = cause
+
+
+class DuologueTable:
+    """Live duologues by session id, with the allocators, per-IP counts and due times they hold."""
+
+    def __init__(self, config: ServerConfig, rng: random.Random | None = None) -> None:
+        self._config = config
+        self.ports = PortAllocator(config.clients_base_port, config.max_clients, rng)
+        self.sessions = SessionAllocator(config.session_min, config.session_max, rng)
+        self.per_ip = PerIpCounter(config.ipv6_prefix)
+        # When each duologue must be looked at: its expiry while no client has joined, then
+        # (idle_timeout) the earliest it can be idle; tick() visits only what is due.
+        self.deadlines: Deadlines[int] = Deadlines()
+        self.closes: Counter[str] = Counter()
+        self._records: dict[int, DuologueRecord] = {}
+        # (initial image id, key) -> duologue still waiting for its client: a repeated HELLO
+        # (clients re-send every second until answered) gets the same CONNECT again.
+        self._awaiting: dict[tuple[int, int], int] = {}
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def get(self, session_id: int) -> DuologueRecord | None:
+        return self._records.get(session_id)
+
+    def records(self) -> list[DuologueRecord]:
+        """The live duologues, copied (safe to close them while iterating; one C call under the GIL)."""
+        return list(self._records.values())
+
+    def awaiting(self, image_id: int, key: int) -> DuologueRecord | None:
+        """The duologue a HELLO ``key`` from initial image ``image_id`` opened, while it awaits its client."""
+        session = self._awaiting.get((image_id, key))
+        return self._records.get(session) if session is not None else None
+
+    def open(self, ip: str, initial_session: int, hello: tuple[int, int], now: float,
+             port_busy: Callable[[int], bool] | None) -> DuologueRecord:
+        """Take two ports, a session id and a per-IP count; raises :class:`OutOfResources`."""
+        try:
+            data_port, control_port = self.ports.allocate(2, port_busy)
+        except AllocationError as error:
+            logger.error("port allocator out of ports with %d duologues: %s", len(self._records), error)
+            raise OutOfResources("no_ports") from None
+        try:
+            session = self.sessions.allocate()
+        except AllocationError as error:
+            self.ports.free(data_port)
+            self.ports.free(control_port)
+            logger.error("session allocator exhausted: %s", error)
+            raise OutOfResources("no_session_ids") from None
+        self.per_ip.increment(ip)
+        self.deadlines.schedule(session, now + self._config.expiry)
+        d = DuologueRecord(session, initial_session, ip, data_port, control_port, now, now, hello=hello)
+        self._records[session] = d
+        self._awaiting[hello] = session
+        return d
+
+    def forget_hello(self, d: DuologueRecord) -> None:
+        """``d`` has its client: a repeated HELLO no longer finds it."""
+        if d.hello is not None:
+            self._awaiting.pop(d.hello, None)
+            d.hello = None
+
+    def close(self, d: DuologueRecord, reason: CloseReason, now: float) -> list[Action]:
+        """The one place that deletes a duologue and returns all its resources."""
+        del self._records[d.session_id]
+        self.deadlines.cancel(d.session_id)
+        self.forget_hello(d)
+        self.ports.free(d.data_port)
+        self.ports.free(d.control_port)
+        self.sessions.free(d.session_id)
+        self.per_ip.decrement(d.owner_ip)
+        self.closes[reason.value] += 1
+        lifetime = max(0.0, now - d.created_at)
+        logger.info("duologue %d of %s closed: %s after %.3f s", d.session_id, d.owner_ip,
+                    reason.value, lifetime)
+        return [CloseDuologue(d.session_id, reason),
+                Event("duologue_closed", {"ip": d.owner_ip, "session_id": d.session_id,
+                                          "reason": reason.value, "lifetime_s": lifetime,
+                                          "msgs_in": d.msgs_in, "msgs_out": d.msgs_out,
+                                          "bytes_in": d.bytes_in, "bytes_out": d.bytes_out})]
