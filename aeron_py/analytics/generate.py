@@ -1,5 +1,8 @@
 """Synthetic Echo 2.0 telemetry: legit load clients plus hostile sources.
 
+A public tool, shipped on purpose: it lets a user try the analytics without a server
+under attack, and it feeds the pipeline's tests and benchmarks.
+
 ``python -m aeron_py.analytics.generate --out DIR --events N [--seed S]
 [--hostile-ips ADDR_OR_PREFIX ...]`` writes exactly N events as JSON Lines through
 :class:`~aeron_py.telemetry.writer.EventWriter` (server events ``events-*.jsonl``,
