@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 DEFAULT_CONNECT_TIMEOUT_S = 3.0
 DEFAULT_EXECUTOR_TIMEOUT_S = 60.0
 #: What an embedded (``local[N]``) session adds. Measured on the 10 M-event batch job,
-#: 2 cores, in interleaved runs (README, analytics round 7):
+#: 2 cores, in interleaved runs (docs/benchmarks.md, analytics round 7):
 #:
 #: * the parallel (throughput) garbage collector instead of G1, whose concurrent threads
 #:   and write barriers compete with the two task threads: about 6 s of 65 s. Like the

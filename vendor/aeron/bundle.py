@@ -74,7 +74,7 @@ def stage(tree: Path, dest: Path) -> int:
         count += 1
     (dest / fetch.STAMP).write_text(
         f"{fetch.pin()}\nAeron {version}: the C client's and C driver's build inputs, copied "
-        f"unmodified from crates.io {fetch.CRATE}={fetch.VERSION} (sha256 {fetch.SHA256}) "
+        f"unmodified from the Rust crate registry {fetch.CRATE}={fetch.VERSION} (sha256 {fetch.SHA256}) "
         "when this sdist was built; see vendor/aeron/README.md.\n",
         encoding="utf-8",
     )

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Locate (or fetch) the pinned Aeron C source tree and print its path.
 
-The tree comes from the crates.io crate ``libaeron_driver-sys`` (pinned, with its
+The tree comes from the Rust crate registry's crate ``libaeron_driver-sys`` (pinned, with its
 checksum, in ``Cargo.toml`` and ``Cargo.lock`` beside this file); its ``aeron/``
 folder is the complete Aeron tree.  ``cargo fetch`` downloads it into a git-ignored
 cache, ``cargo metadata`` tells where it landed.  Nothing is compiled by cargo.
@@ -53,7 +53,7 @@ def _cargo() -> str:
     cargo = shutil.which("cargo") or str(Path.home() / ".cargo" / "bin" / "cargo")
     if not Path(cargo).exists():
         raise FetchError(
-            "cargo is needed to fetch Aeron's source from crates.io (install Rust via rustup), "
+            "cargo is needed to fetch Aeron's source from the Rust crate registry (install Rust via rustup), "
             "or set AERON_SOURCE_DIR to an existing Aeron checkout"
         )
     return cargo

@@ -16,7 +16,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Echo 2.0 client (shared/spec/echo2.md): HELLO on the all-clients channel, CONNECT to a
+ * Echo 2.0 client (docs/spec/echo2.md): HELLO on the all-clients channel, CONNECT to a
  * duologue, then N echoes that must come back verbatim.
  *
  * <p>Prints exactly one result line on stdout: {@code OK ...}, {@code ERROR <reason>},

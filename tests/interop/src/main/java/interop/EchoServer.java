@@ -24,7 +24,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Minimal Echo 2.0 server following shared/spec/echo2.md sections 1-3: HELLO gets CONNECT (or
+ * Minimal Echo 2.0 server following docs/spec/echo2.md sections 1-3: HELLO gets CONNECT (or
  * ERROR bad message / server full / too many connections for IP address); a duologue echoes
  * {@code ECHO <payload>} verbatim and answers anything else with {@code ERROR bad message} and
  * closes. Unconnected duologues expire; a duologue whose last client image went away is deleted.

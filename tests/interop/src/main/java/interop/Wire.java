@@ -16,7 +16,7 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * Echo 2.0 wire constants and helpers shared by the interop client and server
- * (see shared/spec/echo2.md sections 1 and 2).
+ * (see docs/spec/echo2.md sections 1 and 2).
  */
 final class Wire
 {
