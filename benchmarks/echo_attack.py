@@ -1,12 +1,13 @@
 """Echo 2.0 server under attack: full-scale versions of the survival tests (issue 7).
 
-    python benchmarks/echo_attack.py [--flood-sources 250] [--flood-seconds 20]
+    python -m benchmarks.echo_attack [--flood-sources 250] [--flood-seconds 20]
         [--cycles 1000] [--big-terms 50] [--only flood,cycles,big_terms] [--out PATH]
 
 Each scenario starts a fresh server process (``python -m aeron_py.echo_server``,
 default limits unless stated), measures it from outside (``/proc/PID``: fds,
 VmSize, RSS, image log mappings; its driver's CnC: sender/receiver channels) and
-writes every figure to ``benchmarks/results/echo_attack.json``.  Loopback only.
+writes every figure to ``benchmarks/results/echo_attack.json`` (and a row of
+``results/history/echo_attack.csv``).  Loopback only.
 
 * ``flood``: ``--flood-sources`` addresses (127.0.0.2 ...) offer ``HELLO <random>`` as
   fast as offers go for ``--flood-seconds``; then: how long until a legitimate client
@@ -42,8 +43,13 @@ from aeron_py.echo.protocol import STREAM_ID, format_hello
 from aeron_py.idle import BackoffIdleStrategy
 from aeron_py.stat import DriverStat
 
+if __package__ in (None, ""):  # run as a file (python benchmarks/<name>.py): make the package importable
+    sys.path.append(str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.harness import RESULTS_DIR, pick, save_results  # noqa: E402
+
 HOST = "127.0.0.1"
-RESULTS = Path(__file__).resolve().parent / "results" / "echo_attack.json"
+RESULTS = RESULTS_DIR / "echo_attack.json"
 logger = logging.getLogger("echo_attack")
 
 
@@ -231,6 +237,21 @@ def big_terms(args: argparse.Namespace) -> dict[str, Any]:
             "seconds_until_unmapped": left}
 
 
+def history_row(out: dict[str, Any]) -> dict[str, Any]:
+    """The headline numbers of a run, flat, for ``results/history/echo_attack.csv``."""
+    keys = {"flood": ("sources", "hellos_per_s", "back_at_baseline_15s_after", "seconds_to_baseline_after_15s",
+                      "legit_client_served_after_s", "log_plus_telemetry_mb"),
+            "cycles": ("cycles", "failures", "vm_growth_per_cycle_b", "rss_growth_per_cycle_b"),
+            "big_terms": ("publications", "messages_offered", "error_replies", "seconds_until_unmapped")}
+    row: dict[str, Any] = {}
+    for scenario, names in keys.items():
+        part = out.get(scenario) or {}
+        row.update({f"{scenario}_{name}": part.get(name) for name in names})
+        row[f"{scenario}_peak_vm_kib"] = pick(part, {"flood": "during", "cycles": "after"}.get(scenario, "peak"), "vm_kib")
+        row[f"{scenario}_error"] = part.get("error")
+    return row
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     p.add_argument("--flood-sources", type=int, default=250, metavar="N",
@@ -244,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", default="flood,cycles,big_terms", metavar="LIST",
                    help="comma-separated scenarios to run (default: all three)")
     p.add_argument("--out", type=Path, default=RESULTS, metavar="PATH",
-                   help=f"JSON results file (default {RESULTS})")
+                   help=f"JSON results file; its history goes to history/<name>.csv beside it (default {RESULTS})")
     p.add_argument("--log-level", default="WARNING", help="logging level of this script (default WARNING)")
     args = p.parse_args(argv)
     logging.basicConfig(level=args.log_level)
@@ -267,8 +288,7 @@ def main(argv: list[str] | None = None) -> int:
             out[name] = {"error": f"{type(exc).__name__}: {exc}"}
         out[name]["wall_s"] = round(time.monotonic() - started, 1)
         print(json.dumps({name: out[name]}), flush=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(out, indent=2) + "\n")
+    save_results(args.out, out, history_row(out), "" if args.only == "flood,cycles,big_terms" else args.only)
     return 1 if failed else 0
 
 
