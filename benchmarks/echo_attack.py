@@ -23,13 +23,13 @@ Not part of pytest; exit 1 if a scenario failed (its error is in the JSON).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
 import re
-import subprocess
+import signal
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -46,7 +46,7 @@ from aeron_py.stat import DriverStat
 if __package__ in (None, ""):  # run as a file (python benchmarks/<name>.py): make the package importable
     sys.path.append(str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.harness import RESULTS_DIR, pick, save_results  # noqa: E402
+from benchmarks.harness import RESULTS_DIR, Child, pick, save_results  # noqa: E402
 
 HOST = "127.0.0.1"
 RESULTS = RESULTS_DIR / "echo_attack.json"
@@ -64,36 +64,36 @@ def wait_until(predicate: Callable[[], object], timeout: float, step: float = 0.
 
 
 class Server:
-    """An echo_server child process whose stderr is collected (bytes counted)."""
+    """An echo_server child process (a :class:`benchmarks.harness.Child`); its stderr, the
+    server's log, goes to a file whose size is the log's bytes."""
 
     def __init__(self, port: int, args: list[str]) -> None:
         self.port, self.control = port, port + 1
         command = [sys.executable, "-m", "aeron_py.echo_server", "--port", str(port), "--control-port",
                    str(port + 1), "--base-port", str(port + 10), *args]
-        self.proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.stderr: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        if not line.startswith("READY"):
-            self.proc.kill()
-            raise RuntimeError(f"server did not start: {line!r} {''.join(self.stderr[-5:])}")
-        if wait_until(lambda: self.driver_dir is not None, 10) is None:
-            raise RuntimeError("server did not name its driver dir")
-
-    def _read(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.stderr.append(line)
+        self.child = Child(f"attack-server-{port}", command, dict(os.environ))
+        self.proc = self.child.proc
+        self._driver_dir: str | None = None
+        try:
+            line = self.child.wait_for_line(lambda _text: True, 60, "its first line").text
+            if not line.startswith("READY"):
+                raise RuntimeError(f"server did not start: {line!r} {self.child.stderr_tail(5)}")
+            if wait_until(lambda: self.driver_dir is not None, 10) is None:
+                raise RuntimeError("server did not name its driver dir")
+        except BaseException:
+            self.child.stop(grace_s=0.0, first_signal=signal.SIGKILL)
+            raise
 
     @property
     def driver_dir(self) -> str | None:
-        for line in self.stderr[:20]:
-            match = re.search(r"driver dir (\S+)", line)
-            if match:
-                return match.group(1)
-        return None
+        if self._driver_dir is None:
+            with contextlib.suppress(OSError):
+                for line in self.child.stderr_path.read_text(errors="replace").splitlines()[:20]:
+                    match = re.search(r"driver dir (\S+)", line)
+                    if match:
+                        self._driver_dir = match.group(1)
+                        break
+        return self._driver_dir
 
     def resources(self) -> dict[str, int]:
         pid = self.proc.pid
@@ -114,17 +114,13 @@ class Server:
         }
 
     def log_bytes(self) -> int:
-        return sum(len(line.encode()) for line in self.stderr)
+        with contextlib.suppress(OSError):
+            return self.child.stderr_path.stat().st_size
+        return 0
 
     def stop(self) -> int:
-        self.proc.terminate()
-        try:
-            code = self.proc.wait(20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            code = self.proc.wait(5)
-        self._reader.join(5)
-        return code
+        """SIGTERM, then SIGKILL after 20 s; the exit code."""
+        return self.child.stop(grace_s=20.0, first_signal=signal.SIGTERM)
 
 
 @contextmanager
@@ -133,8 +129,7 @@ def server(port: int, *args: str) -> Iterator[Server]:
     try:
         yield s
     finally:
-        if s.proc.poll() is None:
-            s.stop()
+        s.stop()  # also when it has exited: closes its log, and it is no longer tracked
 
 
 def serve_once(s: Server, interface: str | None = None, aeron: Aeron | None = None) -> bool:

@@ -205,14 +205,14 @@ class Child:
         self._finish()
         return code
 
-    def stop(self, grace_s: float = 5.0, kill_s: float = 5.0) -> int:
-        """Close stdin (if it has one) and wait ``grace_s``; then SIGINT (and wait ``grace_s``
-        again when there was no stdin, else ``kill_s``), then SIGKILL.  Returns the exit code."""
-        steps: list[tuple[signal.Signals | None, float]] = [(signal.SIGINT, grace_s), (signal.SIGKILL, kill_s)]
+    def stop(self, grace_s: float = 5.0, kill_s: float = 5.0, first_signal: signal.Signals = signal.SIGINT) -> int:
+        """Close stdin (if it has one) and wait ``grace_s``; then ``first_signal`` (and wait
+        ``grace_s`` when there was no stdin, else ``kill_s``), then SIGKILL.  Returns the exit code."""
+        steps: list[tuple[signal.Signals | None, float]] = [(first_signal, grace_s), (signal.SIGKILL, kill_s)]
         if self.proc.stdin is not None:
             with contextlib.suppress(OSError):
                 self.proc.stdin.close()
-            steps = [(None, grace_s), (signal.SIGINT, kill_s), (signal.SIGKILL, kill_s)]
+            steps = [(None, grace_s), (first_signal, kill_s), (signal.SIGKILL, kill_s)]
         for sig, wait_s in steps:
             if self.proc.poll() is not None:
                 break
