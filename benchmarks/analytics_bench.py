@@ -1,7 +1,7 @@
 """End-to-end timing of the telemetry analytics job.
 
-    python benchmarks/analytics_bench.py [--sizes 1000000 3000000 10000000] [--master local[2]]
-    python benchmarks/analytics_bench.py --client-key [--addresses 200000]
+    python -m benchmarks.analytics_bench [--sizes 1000000 3000000 10000000] [--master local[2]]
+    python -m benchmarks.analytics_bench --client-key [--addresses 200000]
 
 For each size, synthetic telemetry is generated once (``aeron_py.analytics.generate``,
 seed fixed) and cached under ``benchmarks/.data/`` (git-ignored). The job then runs as an operator would start it,
@@ -37,6 +37,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
 from aeron_py.analytics.generate import GeneratorConfig, generate  # noqa: E402
+from benchmarks.harness import pick, save_results, save_run  # noqa: E402
 
 TARGET_EVENTS = 10_000_000
 TARGET_SECONDS = 60.0
@@ -251,6 +252,25 @@ def ratios(before: dict[str, Any], after: dict[str, Any]) -> dict[str, float]:
     return {name: round(a / b, 2) for name, (a, b) in pairs.items() if b}
 
 
+def history_row(results: dict[str, Any]) -> dict[str, Any]:
+    """The headline numbers of a run, flat, for ``results/history/analytics.csv``."""
+    row: dict[str, Any] = {"master": results.get("master"),
+                           "load_1min_start": pick(results, "machine", "load_avg_start", 0)}
+    for run in results.get("runs") or []:
+        for key in ("wall_s", "cpu_s", "events_per_s"):
+            row[f"{key}_{run['events']}"] = run.get(key)
+    row["before_wall_s"] = pick(results, "before", "wall_s")
+    row["wall_after_over_before"] = pick(results, "ratios_after_over_before", "wall")
+    row["target_met"] = pick(results, "target", "met")
+    return row
+
+
+def client_key_row(result: dict[str, Any]) -> dict[str, Any]:
+    """The headline numbers of a ``--client-key`` run, for ``results/history/analytics_client_key.csv``."""
+    return {k: result.get(k) for k in ("addresses", "identical", "udf_over_expression_cold",
+                                       "udf_over_expression_warm")}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 3_000_000, 10_000_000])
@@ -271,8 +291,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.client_key:
         result = client_key_comparison(args.addresses)
-        args.results_dir.mkdir(parents=True, exist_ok=True)
-        (args.results_dir / "analytics_client_key.json").write_text(json.dumps(result, indent=2) + "\n")
+        save_results(args.results_dir / "analytics_client_key.json", result, client_key_row(result))
         print(json.dumps(result, indent=2))
         return 0
 
@@ -312,10 +331,8 @@ def main(argv: list[str] | None = None) -> int:
         "events": TARGET_EVENTS, "max_s": TARGET_SECONDS,
         "met": (ten_m[0]["wall_s"] <= TARGET_SECONDS) if ten_m else None,
     }
-    args.results_dir.mkdir(parents=True, exist_ok=True)
-    (args.results_dir / "analytics.json").write_text(json.dumps(results, indent=2) + "\n")
-    plot(results, args.results_dir / "analytics.png")
-    print(f"results: {args.results_dir / 'analytics.json'}, {args.results_dir / 'analytics.png'}")
+    paths = save_run(args.results_dir, "analytics", results, history_row(results), plot)
+    print(f"results: {paths[0]}, {paths[1]}")
     return 0
 
 

@@ -1,6 +1,6 @@
 """How fast the streaming defence closes the loop, and how many events per second it follows.
 
-    python benchmarks/analytics_stream_bench.py [--runs 5] [--rates 1000 3000 10000 30000]
+    python -m benchmarks.analytics_stream_bench [--runs 5] [--rates 1000 3000 10000 30000]
 
 All real, on loopback: ``python -m aeron_py.echo_server --events DIR --blocklist FILE``
 and ``python -m aeron_py.analytics DIR --follow --blocklist FILE --master local[2]``.
@@ -34,10 +34,10 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(REPO))  # this tree's aeron_py, also when run as a file
 
-from benchutil import BenchError, Child, free_udp_ports, install_signal_cleanup, machine_info, wait_until  # noqa: E402
+from benchmarks.harness import (BenchError, Child, free_udp_ports, install_signal_cleanup,  # noqa: E402
+                                machine_info, pick, save_run, wait_until)
 
 from aeron_py.analytics.stream_sinks import read_batch_counts  # noqa: E402
 from aeron_py.blocklist import Blocklist  # noqa: E402
@@ -150,6 +150,15 @@ def plot(results: dict[str, Any], path: Path) -> None:
     fig.savefig(path)
 
 
+def history_row(results: dict[str, Any]) -> dict[str, Any]:
+    """The headline numbers of a run, flat, for ``results/history/analytics_stream.csv``."""
+    return {"trigger": results.get("trigger"), "load_1min_start": pick(results, "load_avg_start", 0),
+            "time_to_block_p50_s": pick(results, "time_to_block", "p50_s"),
+            "time_to_block_max_s": pick(results, "time_to_block", "max_s"),
+            "time_to_block_met": pick(results, "time_to_block", "met"),
+            "sustained_events_per_s": results.get("sustained_events_per_s")}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5, help="attacks timed (default 5)")
@@ -220,9 +229,7 @@ def main(argv: list[str] | None = None) -> int:
         job.stop(grace_s=90)
         server.stop(grace_s=30)
     results["load_avg_end"] = os.getloadavg()
-    args.results_dir.mkdir(parents=True, exist_ok=True)
-    (args.results_dir / "analytics_stream.json").write_text(json.dumps(results, indent=2) + "\n")
-    plot(results, args.results_dir / "analytics_stream.png")
+    save_run(args.results_dir, "analytics_stream", results, history_row(results), plot)
     print(f"time to block p50 {results['time_to_block']['p50_s']:.1f} s (target {TARGET_P50_S:g} s); "
           f"sustained {results['sustained_events_per_s']} events/s; results in {args.results_dir}")
     return 0

@@ -12,7 +12,7 @@ in a child process (``async_bench.py driver``), the sync Python pong of
   ``--idle-seconds`` while a subscription gets nothing: sync not polling (the floor: the
   client's own conductor and event threads) versus an async ``receive()`` pending.
 
-Usage: ``python benchmarks/async_bench.py [--quick]`` writes ``results/async.json`` and
+Usage: ``python -m benchmarks.async_bench [--quick]`` writes ``results/async.json`` and
 ``results/async.png``, with ratios from this one run (async / sync with backoff idle,
 async / sync with yielding idle, thread waker / timer waker); the machine is shared, so
 read them as rough.
@@ -30,9 +30,11 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+if __package__ in (None, ""):  # run as a file (python benchmarks/<name>.py): make the package importable
+    sys.path.append(str(Path(__file__).resolve().parents[1]))
 
-import benchutil  # noqa: E402
+from benchmarks import harness  # noqa: E402
+from benchmarks.harness import probes  # noqa: E402
 
 log = logging.getLogger("benchmarks.async")
 
@@ -51,7 +53,7 @@ def driver_main(args: argparse.Namespace) -> int:
     """Child process: an embedded media driver on ``--dir`` until SIGINT/SIGTERM."""
     from aeron_py import MediaDriver
 
-    stop = benchutil.StopFlag()
+    stop = harness.StopFlag()
     with MediaDriver(args.dir, dir_delete_on_start=True, dir_delete_on_shutdown=True,
                      publication_linger_timeout_ns=0):
         print("READY", flush=True)
@@ -65,10 +67,9 @@ def driver_main(args: argparse.Namespace) -> int:
 # measurements
 
 
-def cpu_seconds() -> float:
-    """utime + stime of this process (``/proc/self/stat`` fields 14 and 15)."""
-    fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+def _cpu_seconds() -> float:
+    """utime + stime of this process."""
+    return probes.thread_times(os.getpid())["<process>"]
 
 
 def _message(seq: int) -> bytes:
@@ -83,7 +84,7 @@ def sync_ping(aeron_dir: str, ping: tuple[str, int], pong: tuple[str, int], idle
     with aeron_py.Aeron(aeron_dir) as aeron:
         sub = aeron.add_subscription(pong[0], pong[1])
         pub = aeron.add_exclusive_publication(ping[0], ping[1])
-        benchutil.wait_until(lambda: pub.is_connected and sub.is_connected, 10, "sync ping channels")
+        harness.wait_until(lambda: pub.is_connected and sub.is_connected, 10, "sync ping channels")
         rtts = []
         clock = time.perf_counter_ns
         for i in range(warmup + samples):
@@ -91,14 +92,14 @@ def sync_ping(aeron_dir: str, ping: tuple[str, int], pong: tuple[str, int], idle
             start = clock()
             while pub.offer(msg) < 0:
                 if clock() - start > SAMPLE_TIMEOUT_S * 1e9:
-                    raise benchutil.BenchError(f"sync ping {i}: offer kept failing")
+                    raise harness.BenchError(f"sync ping {i}: offer kept failing")
                 idle.idle(0)
             while not (got := sub.poll_batch(FRAGMENT_LIMIT)):
                 if clock() - start > SAMPLE_TIMEOUT_S * 1e9:
-                    raise benchutil.BenchError(f"sync ping {i}: no pong")
+                    raise harness.BenchError(f"sync ping {i}: no pong")
                 idle.idle(0)
             if got != [msg]:
-                raise benchutil.BenchError(f"sync ping {i}: expected our message back, got {got!r}")
+                raise harness.BenchError(f"sync ping {i}: expected our message back, got {got!r}")
             if i >= warmup:
                 rtts.append(clock() - start)
         return rtts
@@ -121,7 +122,7 @@ async def async_ping(aeron_dir: str, ping: tuple[str, int], pong: tuple[str, int
             await pub.offer(msg, timeout=SAMPLE_TIMEOUT_S)
             got = await asyncio.wait_for(sub.receive_batch(FRAGMENT_LIMIT), SAMPLE_TIMEOUT_S)
             if [m.data for m in got] != [msg]:
-                raise benchutil.BenchError(f"async ping {i}: expected our message back, got {got!r}")
+                raise harness.BenchError(f"async ping {i}: expected our message back, got {got!r}")
             if i >= warmup:
                 rtts.append(clock() - start)
         return rtts
@@ -139,9 +140,9 @@ def sync_idle_cpu(aeron_dir: str, channel: tuple[str, int], seconds: float) -> f
 
     with aeron_py.Aeron(aeron_dir) as aeron:
         aeron.add_subscription(channel[0], channel[1])
-        start_cpu, start = cpu_seconds(), time.monotonic()
+        start_cpu, start = _cpu_seconds(), time.monotonic()
         time.sleep(seconds)  # the measured idleness itself: nothing polls
-        return 100.0 * (cpu_seconds() - start_cpu) / (time.monotonic() - start)
+        return 100.0 * (_cpu_seconds() - start_cpu) / (time.monotonic() - start)
 
 
 async def async_idle_cpu(aeron_dir: str, channel: tuple[str, int], waker: str, seconds: float) -> float:
@@ -151,11 +152,11 @@ async def async_idle_cpu(aeron_dir: str, channel: tuple[str, int], waker: str, s
         sub = await aeron.add_subscription(channel[0], channel[1])
         pending = asyncio.ensure_future(sub.receive())
         await asyncio.sleep(0.05)
-        start_cpu, start = cpu_seconds(), time.monotonic()
+        start_cpu, start = _cpu_seconds(), time.monotonic()
         await asyncio.sleep(seconds)  # the measured idleness: a receive is pending, nothing arrives
-        used = 100.0 * (cpu_seconds() - start_cpu) / (time.monotonic() - start)
+        used = 100.0 * (_cpu_seconds() - start_cpu) / (time.monotonic() - start)
         if pending.done():
-            raise benchutil.BenchError(f"idle receive completed: {pending.result()!r}")
+            raise harness.BenchError(f"idle receive completed: {pending.result()!r}")
         pending.cancel()
         return used
 
@@ -167,19 +168,19 @@ async def async_idle_cpu(aeron_dir: str, channel: tuple[str, int], waker: str, s
 def measure(quick: bool, idle_seconds: float) -> dict[str, Any]:
     warmup, samples = (300, 2000) if quick else (1000, 5000)
     aeron_dir = f"/dev/shm/aeron-py-async-bench-{os.getpid()}"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AERON_")}
-    driver = benchutil.Child("async-driver", benchutil.python_child_argv(
+    env = harness.aeron_free_env()
+    driver = harness.Child("async-driver", harness.python_child_argv(
         "async_bench.py", "driver", "--dir", aeron_dir), env)
-    results: dict[str, Any] = {"machine": benchutil.machine_info(), "message_length": MSG_LEN,
+    results: dict[str, Any] = {"machine": harness.machine_info(), "message_length": MSG_LEN,
                                "warmup": warmup, "samples": samples, "idle_seconds": idle_seconds,
                                "rtt_us": {}, "idle_cpu_percent": {}}
     try:
         driver.wait_for_line(lambda t: t == "READY", 20, "driver READY")
-        ping_port, pong_port = benchutil.free_udp_ports(2)
-        ping_stream, pong_stream = benchutil.next_stream_id(), benchutil.next_stream_id()
+        ping_port, pong_port = harness.free_udp_ports(2)
+        ping_stream, pong_stream = harness.next_stream_id(), harness.next_stream_id()
         ping = (f"aeron:udp?endpoint=127.0.0.1:{ping_port}", ping_stream)
         pong = (f"aeron:udp?endpoint=127.0.0.1:{pong_port}", pong_stream)
-        pong_child = benchutil.Child("async-pong", benchutil.python_child_argv(
+        pong_child = harness.Child("async-pong", harness.python_child_argv(
             "pingpong.py", "pong", "--dir", aeron_dir, "--ping-channel", ping[0], "--pong-channel", pong[0],
             "--ping-stream", str(ping[1]), "--pong-stream", str(pong[1]), "--idle", "yield",
             "--max-seconds", "900"), env)
@@ -194,11 +195,11 @@ def measure(quick: bool, idle_seconds: float) -> dict[str, Any]:
                         ln, lambda: async_ping(aeron_dir, ping, pong, w, warmup, samples))))
             for name, run in cases:
                 log.info("RTT %s", name)
-                results["rtt_us"][name] = benchutil.percentiles_us(run())
+                results["rtt_us"][name] = harness.percentiles_us(run())
                 log.info("  p50 %.1f us p99 %.1f us", results["rtt_us"][name]["p50"], results["rtt_us"][name]["p99"])
         finally:
             pong_child.stop()
-        quiet = (f"aeron:udp?endpoint=127.0.0.1:{benchutil.free_udp_ports(1)[0]}", benchutil.next_stream_id())
+        quiet = (f"aeron:udp?endpoint=127.0.0.1:{harness.free_udp_ports(1)[0]}", harness.next_stream_id())
         results["idle_cpu_percent"]["sync not polling"] = sync_idle_cpu(aeron_dir, quiet, idle_seconds)
         for loop_name in LOOPS:
             for waker in WAKERS:
@@ -210,14 +211,14 @@ def measure(quick: bool, idle_seconds: float) -> dict[str, Any]:
         driver.stop()
     for sync in ("backoff", "yield"):
         base = results["rtt_us"][f"sync {sync}"]
-        results[f"ratio_over_sync_{sync}"] = {name: {p: benchutil.ratio(v[p], base[p]) for p in ("p50", "p99")}
+        results[f"ratio_over_sync_{sync}"] = {name: {p: harness.ratio(v[p], base[p]) for p in ("p50", "p99")}
                                               for name, v in results["rtt_us"].items() if name.startswith("async")}
     timer_cpu = {n: v for n, v in results["idle_cpu_percent"].items() if "timer" in n}
     results["ratio_thread_over_timer"] = {
         name.replace("timer", "thread"): {
-            "rtt_p50": benchutil.ratio(results["rtt_us"][name.replace("timer", "thread")]["p50"],
+            "rtt_p50": harness.ratio(results["rtt_us"][name.replace("timer", "thread")]["p50"],
                                        results["rtt_us"][name]["p50"]),
-            "idle_cpu": benchutil.ratio(results["idle_cpu_percent"][name.replace("timer", "thread")], cpu)}
+            "idle_cpu": harness.ratio(results["idle_cpu_percent"][name.replace("timer", "thread")], cpu)}
         for name, cpu in timer_cpu.items()}
     return results
 
@@ -254,6 +255,17 @@ def render(results: dict[str, Any], out: Path) -> None:
     fig.savefig(out, dpi=110)
 
 
+def history_row(results: dict[str, Any]) -> dict[str, Any]:
+    """The headline numbers of a run, flat, for ``results/history/async.csv``."""
+    row: dict[str, Any] = {"samples": results.get("samples")}
+    for name, rtt in (results.get("rtt_us") or {}).items():
+        key = name.replace(" ", "_")
+        row[f"rtt_p50_us_{key}"], row[f"rtt_p99_us_{key}"] = rtt.get("p50"), rtt.get("p99")
+    for name, cpu in (results.get("idle_cpu_percent") or {}).items():
+        row[f"idle_cpu_pct_{name.replace(' ', '_')}"] = cpu
+    return row
+
+
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     roles = parser.add_subparsers(dest="role")
@@ -262,7 +274,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     drv.add_argument("--max-seconds", type=float, default=900.0)
     parser.add_argument("--quick", action="store_true", help="fewer RTT samples (300 warm-up + 2000)")
     parser.add_argument("--idle-seconds", type=float, default=6.0, help="length of each idle-CPU measurement")
-    parser.add_argument("--out", type=Path, default=benchutil.RESULTS_DIR, help="directory for async.json/png")
+    parser.add_argument("--out", type=Path, default=harness.RESULTS_DIR, help="directory for async.json/png")
     return parser.parse_args(argv)
 
 
@@ -273,11 +285,9 @@ def main(argv: list[str] | None = None) -> int:
         return driver_main(args)
     if args.idle_seconds < 5:
         raise SystemExit("--idle-seconds must be >= 5")
-    benchutil.install_signal_cleanup()
+    harness.install_signal_cleanup()
     results = measure(args.quick, args.idle_seconds)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "async.json").write_text(json.dumps(results, indent=1) + "\n")
-    render(results, args.out / "async.png")
+    harness.save_run(args.out, "async", results, history_row(results), render, "quick" if args.quick else "")
     print(json.dumps({k: results[k] for k in ("ratio_over_sync_backoff", "ratio_over_sync_yield",
                                               "ratio_thread_over_timer", "idle_cpu_percent")}, indent=1))
     return 0

@@ -15,7 +15,7 @@ tool idles with Aeron's own ``yield`` strategy (``sched_yield`` when a poll foun
 the same function ``_aeron.IdleStrategy("yield")`` calls.  Only the sample's own
 translation unit gets the macro; the Aeron client library is the stock one.
 
-Usage: ``python benchmarks/c_tools.py [--force]`` builds (if needed) and prints the paths.
+Usage: ``python -m benchmarks.c_tools [--force]`` builds (if needed) and prints the paths.
 """
 from __future__ import annotations
 

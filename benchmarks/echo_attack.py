@@ -1,12 +1,13 @@
 """Echo 2.0 server under attack: full-scale versions of the survival tests (issue 7).
 
-    python benchmarks/echo_attack.py [--flood-sources 250] [--flood-seconds 20]
+    python -m benchmarks.echo_attack [--flood-sources 250] [--flood-seconds 20]
         [--cycles 1000] [--big-terms 50] [--only flood,cycles,big_terms] [--out PATH]
 
 Each scenario starts a fresh server process (``python -m aeron_py.echo_server``,
 default limits unless stated), measures it from outside (``/proc/PID``: fds,
 VmSize, RSS, image log mappings; its driver's CnC: sender/receiver channels) and
-writes every figure to ``benchmarks/results/echo_attack.json``.  Loopback only.
+writes every figure to ``benchmarks/results/echo_attack.json`` (and a row of
+``results/history/echo_attack.csv``).  Loopback only.
 
 * ``flood``: ``--flood-sources`` addresses (127.0.0.2 ...) offer ``HELLO <random>`` as
   fast as offers go for ``--flood-seconds``; then: how long until a legitimate client
@@ -22,13 +23,13 @@ Not part of pytest; exit 1 if a scenario failed (its error is in the JSON).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
 import re
-import subprocess
+import signal
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -42,8 +43,13 @@ from aeron_py.echo.protocol import STREAM_ID, format_hello
 from aeron_py.idle import BackoffIdleStrategy
 from aeron_py.stat import DriverStat
 
+if __package__ in (None, ""):  # run as a file (python benchmarks/<name>.py): make the package importable
+    sys.path.append(str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.harness import RESULTS_DIR, Child, pick, save_results  # noqa: E402
+
 HOST = "127.0.0.1"
-RESULTS = Path(__file__).resolve().parent / "results" / "echo_attack.json"
+RESULTS = RESULTS_DIR / "echo_attack.json"
 logger = logging.getLogger("echo_attack")
 
 
@@ -58,36 +64,36 @@ def wait_until(predicate: Callable[[], object], timeout: float, step: float = 0.
 
 
 class Server:
-    """An echo_server child process whose stderr is collected (bytes counted)."""
+    """An echo_server child process (a :class:`benchmarks.harness.Child`); its stderr, the
+    server's log, goes to a file whose size is the log's bytes."""
 
     def __init__(self, port: int, args: list[str]) -> None:
         self.port, self.control = port, port + 1
         command = [sys.executable, "-m", "aeron_py.echo_server", "--port", str(port), "--control-port",
                    str(port + 1), "--base-port", str(port + 10), *args]
-        self.proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.stderr: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        if not line.startswith("READY"):
-            self.proc.kill()
-            raise RuntimeError(f"server did not start: {line!r} {''.join(self.stderr[-5:])}")
-        if wait_until(lambda: self.driver_dir is not None, 10) is None:
-            raise RuntimeError("server did not name its driver dir")
-
-    def _read(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.stderr.append(line)
+        self.child = Child(f"attack-server-{port}", command, dict(os.environ))
+        self.proc = self.child.proc
+        self._driver_dir: str | None = None
+        try:
+            line = self.child.wait_for_line(lambda _text: True, 60, "its first line").text
+            if not line.startswith("READY"):
+                raise RuntimeError(f"server did not start: {line!r} {self.child.stderr_tail(5)}")
+            if wait_until(lambda: self.driver_dir is not None, 10) is None:
+                raise RuntimeError("server did not name its driver dir")
+        except BaseException:
+            self.child.stop(grace_s=0.0, first_signal=signal.SIGKILL)
+            raise
 
     @property
     def driver_dir(self) -> str | None:
-        for line in self.stderr[:20]:
-            match = re.search(r"driver dir (\S+)", line)
-            if match:
-                return match.group(1)
-        return None
+        if self._driver_dir is None:
+            with contextlib.suppress(OSError):
+                for line in self.child.stderr_path.read_text(errors="replace").splitlines()[:20]:
+                    match = re.search(r"driver dir (\S+)", line)
+                    if match:
+                        self._driver_dir = match.group(1)
+                        break
+        return self._driver_dir
 
     def resources(self) -> dict[str, int]:
         pid = self.proc.pid
@@ -108,17 +114,13 @@ class Server:
         }
 
     def log_bytes(self) -> int:
-        return sum(len(line.encode()) for line in self.stderr)
+        with contextlib.suppress(OSError):
+            return self.child.stderr_path.stat().st_size
+        return 0
 
     def stop(self) -> int:
-        self.proc.terminate()
-        try:
-            code = self.proc.wait(20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            code = self.proc.wait(5)
-        self._reader.join(5)
-        return code
+        """SIGTERM, then SIGKILL after 20 s; the exit code."""
+        return self.child.stop(grace_s=20.0, first_signal=signal.SIGTERM)
 
 
 @contextmanager
@@ -127,8 +129,7 @@ def server(port: int, *args: str) -> Iterator[Server]:
     try:
         yield s
     finally:
-        if s.proc.poll() is None:
-            s.stop()
+        s.stop()  # also when it has exited: closes its log, and it is no longer tracked
 
 
 def serve_once(s: Server, interface: str | None = None, aeron: Aeron | None = None) -> bool:
@@ -231,6 +232,21 @@ def big_terms(args: argparse.Namespace) -> dict[str, Any]:
             "seconds_until_unmapped": left}
 
 
+def history_row(out: dict[str, Any]) -> dict[str, Any]:
+    """The headline numbers of a run, flat, for ``results/history/echo_attack.csv``."""
+    keys = {"flood": ("sources", "hellos_per_s", "back_at_baseline_15s_after", "seconds_to_baseline_after_15s",
+                      "legit_client_served_after_s", "log_plus_telemetry_mb"),
+            "cycles": ("cycles", "failures", "vm_growth_per_cycle_b", "rss_growth_per_cycle_b"),
+            "big_terms": ("publications", "messages_offered", "error_replies", "seconds_until_unmapped")}
+    row: dict[str, Any] = {}
+    for scenario, names in keys.items():
+        part = out.get(scenario) or {}
+        row.update({f"{scenario}_{name}": part.get(name) for name in names})
+        row[f"{scenario}_peak_vm_kib"] = pick(part, {"flood": "during", "cycles": "after"}.get(scenario, "peak"), "vm_kib")
+        row[f"{scenario}_error"] = part.get("error")
+    return row
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     p.add_argument("--flood-sources", type=int, default=250, metavar="N",
@@ -244,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", default="flood,cycles,big_terms", metavar="LIST",
                    help="comma-separated scenarios to run (default: all three)")
     p.add_argument("--out", type=Path, default=RESULTS, metavar="PATH",
-                   help=f"JSON results file (default {RESULTS})")
+                   help=f"JSON results file; its history goes to history/<name>.csv beside it (default {RESULTS})")
     p.add_argument("--log-level", default="WARNING", help="logging level of this script (default WARNING)")
     args = p.parse_args(argv)
     logging.basicConfig(level=args.log_level)
@@ -267,8 +283,7 @@ def main(argv: list[str] | None = None) -> int:
             out[name] = {"error": f"{type(exc).__name__}: {exc}"}
         out[name]["wall_s"] = round(time.monotonic() - started, 1)
         print(json.dumps({name: out[name]}), flush=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(out, indent=2) + "\n")
+    save_results(args.out, out, history_row(out), "" if args.only == "flood,cycles,big_terms" else args.only)
     return 1 if failed else 0
 
 

@@ -1,9 +1,9 @@
 """Echo server at scale: how many duologues one server holds, and what they cost.
 
-    python benchmarks/echo_scale.py                       # full: steps 1000..10000, ~10-15 min
-    python benchmarks/echo_scale.py --quick               # steps 200,500, short holds, ~2 min
-    python benchmarks/echo_scale.py --label after --server-python /other/tree/.venv/bin/python
-    python benchmarks/echo_scale.py --help
+    python -m benchmarks.echo_scale                       # full: steps 1000..10000, ~10-15 min
+    python -m benchmarks.echo_scale --quick               # steps 200,500, short holds, ~2 min
+    python -m benchmarks.echo_scale --label after --server-python /other/tree/.venv/bin/python
+    python -m benchmarks.echo_scale --help
 
 Two processes are measured, both started here: the server (``python -m
 aeron_py.echo_server``, telemetry off, the options and driver environment in the JSON)
@@ -20,9 +20,10 @@ and one load process (``python -m aeron_py.echo_load --hold``) that opens duolog
   and perf (native symbols per thread) during the idle and the echo stage.
 
 Afterwards, with a fresh server: handshakes per second, sequential and at
-``--concurrency`` in flight.  Results go into ``results/echo_scale.json`` under
-``runs.<label>`` (other labels already there are kept, so a "before" and an "after"
-run sit side by side) and ``results/echo_scale.png``.  Targets (reported, never
+``--concurrency`` in flight.  The run goes into ``results/echo_scale.json`` (with its
+``--label``) and ``results/echo_scale.png``, and its headline numbers into a row of
+``results/history/echo_scale.csv``; an "after" run's ``ratios`` are after / before
+against the latest "before" row of that history.  Targets (reported, never
 asserted): >= 5000 duologues held with <= 2 GiB of log files; idle server CPU at
 1000 duologues <= 5 % of a core.  Numbers on a shared 2-core machine are noisy:
 compare ratios from one run and read the load averages in the JSON.
@@ -30,10 +31,12 @@ compare ratios from one run and read the load averages in the JSON.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import math
 import os
+import resource
 import signal
 import sys
 import threading
@@ -41,9 +44,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import benchutil
-import proc_probe
-from benchutil import BenchError, Child
+if __package__ in (None, ""):  # run as a file (python benchmarks/<name>.py): make the package importable
+    sys.path.append(str(Path(__file__).resolve().parents[1]))
+
+from benchmarks import harness, scale_plot  # noqa: E402
+from benchmarks.harness import BenchError, Child, probes, save_results  # noqa: E402
+from benchmarks.harness.results import history_path, read_history  # noqa: E402
 
 log = logging.getLogger("benchmarks.echo_scale")
 GIB = 1 << 30
@@ -63,12 +69,6 @@ def sources(count: int) -> list[str]:
     return [f"127.0.{(i + 2) // 256}.{(i + 2) % 256}" for i in range(count)]
 
 
-def aeron_free_env(extra: dict[str, str]) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AERON_")}
-    env.update(extra)
-    return env
-
-
 def server_argv(args: argparse.Namespace, port: int, clients: int, directory: str) -> list[str]:
     """The server's command line: capacity and per-source limits opened up for the run."""
     return [args.server_python, "-P", "-u", "-m", "aeron_py.echo_server", "--dir", directory, "--port", str(port),
@@ -81,7 +81,7 @@ def server_argv(args: argparse.Namespace, port: int, clients: int, directory: st
 def start_server(args: argparse.Namespace, port: int, clients: int, tag: str) -> tuple[Child, str, list[str]]:
     directory = f"/dev/shm/aeron-scale-{os.getpid()}-{tag}"
     argv = server_argv(args, port, clients, directory)
-    env = aeron_free_env({**SERVER_ENV, **dict(kv.split("=", 1) for kv in args.server_env)})
+    env = harness.aeron_free_env({**SERVER_ENV, **dict(kv.split("=", 1) for kv in args.server_env)})
     server = Child(f"scale-server-{tag}", argv, env)
     server.wait_for_line(lambda t: t.startswith("READY"), 30, "READY")
     return server, directory, argv
@@ -98,14 +98,14 @@ def _measure_stage(args: argparse.Namespace, pids: dict[str, int], target: int, 
     """CPU per thread during a stage (the idle one after ``--settle`` s), then (optionally) the profilers."""
     if mode == "idle" and args.settle > 0:
         threading.Event().wait(args.settle)  # let the growth's traffic die down and quiet mode begin
-    result: dict[str, Any] = {"cpu_pct": proc_probe.cpu_percent(pids, args.measure),
+    result: dict[str, Any] = {"cpu_pct": probes.cpu_percent(pids, args.measure),
                               "settle_s": args.settle if mode == "idle" else 0.0}
     if args.profile and target in args.profile_at:
-        profiles = benchutil.BENCH_DIR / ".build" / "profiles"  # raw profiles: git-ignored; summaries go in the JSON
+        profiles = harness.BENCH_DIR / ".build" / "profiles"  # raw profiles: git-ignored; summaries go in the JSON
         profiles.mkdir(parents=True, exist_ok=True)
         stem = profiles / f"echo_scale-{label}-{target}-{mode}"
-        result["py_spy"] = proc_probe.py_spy_top(pids["server"], args.profile_s, stem.with_suffix(".pyspy.txt"))
-        result["perf"] = proc_probe.perf_top(pids["server"], args.profile_s, stem.with_suffix(".perf.data"))
+        result["py_spy"] = probes.py_spy_top(pids["server"], args.profile_s, stem.with_suffix(".pyspy.txt"))
+        result["perf"] = probes.perf_top(pids["server"], args.profile_s, stem.with_suffix(".perf.data"))
     return result
 
 
@@ -118,8 +118,8 @@ def _on_events(args: argparse.Namespace, events: list[dict[str, Any]], steps: di
         if ev["event"] == "step":
             step.update(held=ev["held"], connect_s=ev["connect_s"], failures=ev["failures"],
                         open_to_first_echo_us=ev["open_to_first_echo"])
-            step["server_logs"] = proc_probe.dir_usage(directory)
-            step["load_logs"] = proc_probe.dir_usage(ev["load_driver_dir"])
+            step["server_logs"] = probes.dir_usage(directory)
+            step["load_logs"] = probes.dir_usage(ev["load_driver_dir"])
             log.info("step %d: %d held in %.1f s, server logs %.3f GiB real / %.3f GiB apparent", target,
                      ev["held"], ev["connect_s"], step["server_logs"]["real_bytes"] / GIB,
                      step["server_logs"]["apparent_bytes"] / GIB)
@@ -136,7 +136,7 @@ def _on_events(args: argparse.Namespace, events: list[dict[str, Any]], steps: di
 
 def run_hold(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
     """Grow, hold and measure (see the module docstring)."""
-    port = benchutil.free_udp_ports(1)[0]
+    port = harness.free_udp_ports(1)[0]
     top = max(args.steps)
     server, directory, argv = start_server(args, port, top + 64, "hold")
     stage_s = args.settle + args.measure + (2 * args.profile_s + 6 if args.profile else 1.5)
@@ -144,7 +144,7 @@ def run_hold(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
                  "--clients", str(top), "--steps", ",".join(map(str, args.steps)), "--hold", str(stage_s),
                  "--echo-hold", str(stage_s), "--rate", str(args.rate), "--batch", str(args.batch),
                  "--sources", ",".join(sources(args.sources)), "--timeout", "30", *args.load_arg]
-    load = Child("scale-load", load_argv, aeron_free_env({}))
+    load = Child("scale-load", load_argv, harness.aeron_free_env({}))
     pids = {"server": server.proc.pid, "load": load.proc.pid}
     steps: dict[int, dict[str, Any]] = {}
     seen = 0
@@ -170,8 +170,8 @@ def run_hold(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
     summary = json.loads(final[final.index("\n{") + 1:]) if "\n{" in final else {"error": load.stderr_tail()}
     held_ok = [s for s in steps.values() if s.get("held", 0) >= 0.99 * s["target"]]
     return {"budget_used": budget_used, "server_argv": argv, "server_env": SERVER_ENV, "load_argv": load_argv, "steps": list(steps.values()),
-            "server_log": proc_probe.log_warnings(server.stderr_path),
-            "load_log": proc_probe.log_warnings(load.stderr_path),
+            "server_log": probes.log_warnings(server.stderr_path),
+            "load_log": probes.log_warnings(load.stderr_path),
             "max_held": max((s["held"] for s in held_ok), default=0), "load_summary": summary}
 
 
@@ -195,7 +195,7 @@ def server_tree(python: str) -> dict[str, Any]:
 
 def run_handshakes(args: argparse.Namespace) -> dict[str, Any]:
     """Sequential handshakes, then ``--concurrency`` in flight, against a fresh server."""
-    port = benchutil.free_udp_ports(1)[0]
+    port = harness.free_udp_ports(1)[0]
     n_conc = 3 * args.concurrency
     server, _directory, _argv = start_server(args, port, n_conc + 64, "handshakes")
     out: dict[str, Any] = {}
@@ -204,7 +204,7 @@ def run_handshakes(args: argparse.Namespace) -> dict[str, Any]:
             argv = [sys.executable, "-u", "-m", "aeron_py.echo_load", "127.0.0.1", str(port), str(port + 1),
                     "--clients", str(count), "--handshakes", "--concurrency", str(conc), "--hello-interval", "1",
                     "--sources", ",".join(sources(args.sources)), "--timeout", "20"]
-            child = Child(f"scale-handshakes-{name}", argv, aeron_free_env({}))
+            child = Child(f"scale-handshakes-{name}", argv, harness.aeron_free_env({}))
             child.wait(120 + count)
             text = child.text()
             out[name] = json.loads(text[text.index("{"):]) if "{" in text else {"error": child.stderr_tail()}
@@ -237,10 +237,11 @@ def headline(run: dict[str, Any]) -> dict[str, Any]:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python benchmarks/echo_scale.py", description=__doc__.split("\n\n")[0],
+    p = argparse.ArgumentParser(prog="python -m benchmarks.echo_scale", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog="See the module docstring (head of this file) for what is measured.")
-    p.add_argument("--label", default="before", help="name of this run in the JSON (e.g. before / after)")
+    p.add_argument("--label", default="before",
+                   help="name of this run in the JSON and its history row (e.g. before / after)")
     p.add_argument("--steps", default="1000,2500,5000,7500,10000", help="duologue counts to grow through")
     p.add_argument("--measure", type=float, default=10.0, help="seconds of each CPU measurement (10)")
     p.add_argument("--settle", type=float, default=25.0,
@@ -265,7 +266,7 @@ def parser() -> argparse.ArgumentParser:
                    help="extra driver environment for the server (repeatable)")
     p.add_argument("--budget", type=float, default=1500.0, help="time limit of the hold run in seconds (1500)")
     p.add_argument("--quick", action="store_true", help="steps 200,500, 4 s measurements, 10 handshakes")
-    p.add_argument("--out-dir", type=Path, default=benchutil.RESULTS_DIR)
+    p.add_argument("--out-dir", type=Path, default=harness.RESULTS_DIR)
     p.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     return p
 
@@ -278,13 +279,13 @@ def main(argv: list[str] | None = None) -> int:
         args.profile_s = 3.0
     args.steps = sorted({int(x) for x in args.steps.split(",") if x.strip()})
     args.profile_at = {int(x) for x in args.profile_at.split(",") if x.strip()}
-    benchutil.install_signal_cleanup()
+    harness.install_signal_cleanup()
     args.out_dir.mkdir(parents=True, exist_ok=True)
     run: dict[str, Any] = {"started": time.strftime("%Y-%m-%d %H:%M:%S"), "loadavg_before": os.getloadavg(),
-                           "machine": benchutil.machine_info(), "server_python": args.server_python,
+                           "machine": harness.machine_info(), "server_python": args.server_python,
                            "server_tree": server_tree(args.server_python),
-                           "shm_free_gib": round(proc_probe.shm_free_bytes() / GIB, 1),
-                           "fd_limit": __import__("resource").getrlimit(__import__("resource").RLIMIT_NOFILE)}
+                           "shm_free_gib": round(probes.shm_free_bytes() / GIB, 1),
+                           "fd_limit": resource.getrlimit(resource.RLIMIT_NOFILE)}
     status = 0
     try:
         run["hold"] = run_hold(args, args.out_dir)
@@ -297,26 +298,36 @@ def main(argv: list[str] | None = None) -> int:
         except BenchError as exc:
             run["handshakes"], status = {"error": str(exc)}, 1
     run["loadavg_after"] = os.getloadavg()
+    run["label"] = args.label
     run["headline"] = headline(run)
     path = args.out_dir / "echo_scale.json"
-    results = json.loads(path.read_text()) if path.exists() else {"runs": {}}
-    results["runs"][args.label] = run
-    results["ratios"] = ratios(results["runs"])
-    path.write_text(json.dumps(results, indent=1, default=str) + "\n")
-    import scale_plot
-
-    scale_plot.write_png(args.out_dir / "echo_scale.png", results)
-    print(json.dumps({"label": args.label, **run["headline"], "ratios": results["ratios"]}, indent=1, default=str))
+    run["ratios"] = ratios(run, read_history(history_path(path)))
+    save_results(path, run, history_row(run), args.label)
+    scale_plot.write_png(args.out_dir / "echo_scale.png", run)
+    print(json.dumps({"label": args.label, **run["headline"], "ratios": run["ratios"]}, indent=1, default=str))
     return status
 
 
-def ratios(runs: dict[str, Any]) -> dict[str, Any]:
-    """after / before of each headline number, when both runs exist."""
-    if "before" not in runs or "after" not in runs:
+def history_row(run: dict[str, Any]) -> dict[str, Any]:
+    """The headline numbers of a run, flat, for ``results/history/echo_scale.csv``."""
+    return {"started": run.get("started"), "loadavg_before_1min": (run.get("loadavg_before") or [None])[0],
+            **{k: v for k, v in run.get("headline", {}).items() if not isinstance(v, dict)}}
+
+
+def ratios(run: dict[str, Any], history: list[dict[str, str]]) -> dict[str, Any]:
+    """after / before of each headline number: for an "after" run, against the latest
+    "before" row of the history (empty otherwise)."""
+    before = next((row for row in reversed(history) if row.get("label") == "before"), None)
+    if run.get("label") != "after" or before is None:
         return {}
-    b, a = runs["before"].get("headline", {}), runs["after"].get("headline", {})
-    return {k: benchutil.ratio(a.get(k), b.get(k)) for k in b
-            if isinstance(b.get(k), (int, float)) and not isinstance(b.get(k), bool) and not math.isnan(b[k])}
+    out: dict[str, Any] = {}
+    for key, value in run["headline"].items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and before.get(key):
+            with contextlib.suppress(ValueError):
+                b = float(before[key])
+                if not math.isnan(b):
+                    out[key] = harness.ratio(value, b)
+    return out
 
 
 if __name__ == "__main__":

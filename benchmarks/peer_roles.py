@@ -29,14 +29,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
+from pathlib import Path
 from typing import Any, Callable
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+if __package__ in (None, ""):  # run as a file (python benchmarks/<name>.py): make the package importable
+    sys.path.append(str(Path(__file__).resolve().parents[1]))
 
-import benchutil  # noqa: E402  (stdlib only: no Aeron client imported by it)
+from benchmarks import harness  # noqa: E402  (stdlib only: no Aeron client imported by it)
 
 LIBRARIES = ("aeron_py", "pyaeron")
 MSG_LEN = 32
@@ -48,7 +49,7 @@ def _wait(predicate: Callable[[], bool], what: str) -> None:
     deadline = time.monotonic() + SETUP_TIMEOUT_S
     while not predicate():
         if time.monotonic() >= deadline:
-            raise benchutil.BenchError(f"{what} within {SETUP_TIMEOUT_S}s")
+            raise harness.BenchError(f"{what} within {SETUP_TIMEOUT_S}s")
         time.sleep(0.001)
 
 
@@ -123,7 +124,7 @@ def connect(library: str, aeron_dir: str, idle: str) -> AeronPy | PyAeron:
 
 
 def pong_main(args: argparse.Namespace) -> int:
-    stop = benchutil.StopFlag()
+    stop = harness.StopFlag()
     peer = connect(args.library, args.dir, args.idle)
     sub = peer.subscription(args.channel, args.ping_stream)
     pub = peer.publication(args.channel, args.pong_stream, connected=False)  # the ping subscribes later
@@ -178,16 +179,16 @@ def _ping_aeron_py(pub: Any, sub: Any, idle: Callable[[int], None], count: int, 
         start = clock()
         while offer(msg) < 0:
             if clock() - start > timeout_ns:
-                raise benchutil.BenchError(f"ping {i}: offer not accepted for {SAMPLE_TIMEOUT_S}s")
+                raise harness.BenchError(f"ping {i}: offer not accepted for {SAMPLE_TIMEOUT_S}s")
         spins = 0
         while not poll(handler, limit):
             idle(0)
             spins += 1
             if spins & 0xFFF == 0 and clock() - start > timeout_ns:
-                raise benchutil.BenchError(f"ping {i}: no pong within {SAMPLE_TIMEOUT_S}s")
+                raise harness.BenchError(f"ping {i}: no pong within {SAMPLE_TIMEOUT_S}s")
         rtts[i] = clock() - start
         if got != msg:
-            raise benchutil.BenchError(f"ping {i}: the echo is not our message")
+            raise harness.BenchError(f"ping {i}: the echo is not our message")
     return rtts
 
 
@@ -209,16 +210,16 @@ def _ping_pyaeron(pub: Any, sub: Any, idle: Callable[[int], None], count: int, s
         start = clock()
         while not offer(msg):
             if clock() - start > timeout_ns:
-                raise benchutil.BenchError(f"ping {i}: offer not accepted for {SAMPLE_TIMEOUT_S}s")
+                raise harness.BenchError(f"ping {i}: offer not accepted for {SAMPLE_TIMEOUT_S}s")
         spins = 0
         while not poll(handler, limit):
             idle(0)
             spins += 1
             if spins & 0xFFF == 0 and clock() - start > timeout_ns:
-                raise benchutil.BenchError(f"ping {i}: no pong within {SAMPLE_TIMEOUT_S}s")
+                raise harness.BenchError(f"ping {i}: no pong within {SAMPLE_TIMEOUT_S}s")
         rtts[i] = clock() - start
         if got != msg:
-            raise benchutil.BenchError(f"ping {i}: the echo is not our message")
+            raise harness.BenchError(f"ping {i}: the echo is not our message")
     return rtts
 
 
@@ -232,7 +233,7 @@ def ping_main(args: argparse.Namespace) -> int:
     loop(pub, sub, peer.idle.idle, args.warmup, 0, args.fragment_limit)
     rtts = loop(pub, sub, peer.idle.idle, args.samples, args.warmup, args.fragment_limit)
     wall = time.monotonic() - started
-    print(json.dumps({"rtt_us": benchutil.percentiles_us(rtts), "wall_s": round(wall, 3),
+    print(json.dumps({"rtt_us": harness.percentiles_us(rtts), "wall_s": round(wall, 3),
                       "client": peer.version()}), flush=True)
     peer.close()
     return 0
@@ -251,7 +252,7 @@ def _fill(library: str, pub: Any, idle: Callable[[int], None], count: int) -> No
     for i in range(count):
         while not accepted(result := offer(msg)):
             if time.monotonic() > deadline:
-                raise benchutil.BenchError(f"fill: message {i} of {count} not accepted within {SETUP_TIMEOUT_S}s "
+                raise harness.BenchError(f"fill: message {i} of {count} not accepted within {SETUP_TIMEOUT_S}s "
                                            f"(last result {result!r}, position {pub.position})")
             idle(0)
 
@@ -278,10 +279,10 @@ def drain_main(args: argparse.Namespace) -> int:
             poll(handler, limit)
             polls += 1
             if polls & 0xFFF == 0 and clock() > deadline_ns:
-                raise benchutil.BenchError(f"drain: {target - seen} messages missing after {SAMPLE_TIMEOUT_S}s")
+                raise harness.BenchError(f"drain: {target - seen} messages missing after {SAMPLE_TIMEOUT_S}s")
         elapsed = clock() - start
         if seen != target:
-            raise benchutil.BenchError(f"drain: handler saw {seen - target} more messages than were offered")
+            raise harness.BenchError(f"drain: handler saw {seen - target} more messages than were offered")
         rates.append(args.batch / (elapsed / 1e9))
     print(json.dumps({"msgs_per_s": sorted(rates)[len(rates) // 2], "batch_rates": rates,
                       "batch": args.batch, "client": peer.version()}), flush=True)
@@ -297,7 +298,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         p = roles.add_parser(role)
         p.add_argument("--dir", required=True, help="the shared driver's AERON_DIR")
         p.add_argument("--channel", default="aeron:ipc")
-        p.add_argument("--idle", choices=benchutil.IDLE_MODES, default="spin")
+        p.add_argument("--idle", choices=harness.IDLE_MODES, default="spin")
         p.add_argument("--fragment-limit", type=int, default=10)
         if role in ("ping", "pong"):
             p.add_argument("--ping-stream", type=int, required=True)

@@ -21,20 +21,17 @@ import argparse
 import importlib.util
 import json
 import logging
-import os
 import sys
 import time
 from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+if __package__ in (None, ""):  # run as a file (python benchmarks/<name>.py): make the package importable
+    sys.path.append(str(Path(__file__).resolve().parents[1]))
 
-import benchutil  # noqa: E402
-import c_tools  # noqa: E402
-import pingpong  # noqa: E402
-import shared_driver  # noqa: E402
+from benchmarks import c_tools, harness, pingpong  # noqa: E402
+from benchmarks.harness.driver import SharedDriver  # noqa: E402
 
 log = logging.getLogger("benchmarks.peers")
 
@@ -56,20 +53,20 @@ def rtt_plan(quick: bool) -> list[pingpong.Case]:
 
 def peer_rtt(library: str, driver: Any, case: pingpong.Case) -> dict[str, Any]:
     """``library``'s ping and pong, each in its own child process, on the shared driver."""
-    ping_stream, pong_stream = benchutil.next_stream_id(), benchutil.next_stream_id()
+    ping_stream, pong_stream = harness.next_stream_id(), harness.next_stream_id()
     common = ["--dir", driver.dir, "--channel", CHANNEL, "--idle", case.idle, "--fragment-limit",
               str(RTT_FRAGMENT_LIMIT), "--ping-stream", str(ping_stream), "--pong-stream", str(pong_stream)]
     env = driver.client_env()
-    pong = benchutil.Child(f"{library}-pong-{case.idle}",
-                           benchutil.python_child_argv("peer_roles.py", library, "pong", *common), env)
+    pong = harness.Child(f"{library}-pong-{case.idle}",
+                           harness.python_child_argv("peer_roles.py", library, "pong", *common), env)
     try:
         pong.wait_for_line(lambda t: t == "READY", 30.0, "pong READY")
-        ping = benchutil.Child(f"{library}-ping-{case.idle}", benchutil.python_child_argv(
+        ping = harness.Child(f"{library}-ping-{case.idle}", harness.python_child_argv(
             "peer_roles.py", library, "ping", *common, "--warmup", str(case.warmup), "--samples",
             str(case.samples)), env)
         code = ping.wait(60.0 + (case.warmup + case.samples) * 0.002)
         if code != 0:
-            raise benchutil.BenchError(f"{library} ping exited {code}: {ping.stderr_tail()}")
+            raise harness.BenchError(f"{library} ping exited {code}: {ping.stderr_tail()}")
         result = _last_json(ping)
     finally:
         pong.stop()
@@ -78,22 +75,22 @@ def peer_rtt(library: str, driver: Any, case: pingpong.Case) -> dict[str, Any]:
 
 def peer_drain(library: str, driver: Any, batches: int) -> dict[str, Any]:
     """``library``'s subscriber draining ``batches`` pre-filled logs of DRAIN_BATCH messages."""
-    child = benchutil.Child(f"{library}-drain", benchutil.python_child_argv(
+    child = harness.Child(f"{library}-drain", harness.python_child_argv(
         "peer_roles.py", library, "drain", "--dir", driver.dir, "--channel", CHANNEL, "--idle", "yield",
-        "--fragment-limit", str(DRAIN_FRAGMENT_LIMIT), "--stream", str(benchutil.next_stream_id()),
+        "--fragment-limit", str(DRAIN_FRAGMENT_LIMIT), "--stream", str(harness.next_stream_id()),
         "--batch", str(DRAIN_BATCH), "--batches", str(batches)), driver.client_env())
     code = child.wait(120.0)
     if code != 0:
-        raise benchutil.BenchError(f"{library} drain exited {code}: {child.stderr_tail()}")
+        raise harness.BenchError(f"{library} drain exited {code}: {child.stderr_tail()}")
     return {"impl": library, **_last_json(child)}
 
 
-def _last_json(child: benchutil.Child) -> dict[str, Any]:
+def _last_json(child: harness.Child) -> dict[str, Any]:
     for line in reversed(child.snapshot()):
         if line.text.startswith("{"):
             result: dict[str, Any] = json.loads(line.text)
             return result
-    raise benchutil.BenchError(f"{child.name} printed no summary: {child.text()[-400:]} {child.stderr_tail()}")
+    raise harness.BenchError(f"{child.name} printed no summary: {child.text()[-400:]} {child.stderr_tail()}")
 
 
 def run_rtt(tools: Any, driver: Any, quick: bool, rounds: int) -> list[dict[str, Any]]:
@@ -102,13 +99,13 @@ def run_rtt(tools: Any, driver: Any, quick: bool, rounds: int) -> list[dict[str,
         runners = {"c": lambda: pingpong.c_pingpong(tools, driver.dir, driver.client_env(), case)}
         for lib in PEERS:
             runners[lib] = lambda lib=lib: peer_rtt(lib, driver, case)
-        runs = benchutil.run_rounds(f"RTT ipc idle={case.idle} ({case.warmup} warm-up + {case.samples})",
+        runs = harness.run_rounds(f"RTT ipc idle={case.idle} ({case.warmup} warm-up + {case.samples})",
                                     rounds, runners, driver.check_alive)
         entry: dict[str, Any] = {"transport": case.transport, "idle": case.idle, "warmup": case.warmup,
                                  "samples": case.samples, "msg_len": pingpong.MSG_LEN}
         for impl, out in runs.items():
             ok = [r["rtt_us"] for r in out if "rtt_us" in r]
-            entry[impl] = {"rtt_us": benchutil.median_by_key(ok), "rtt_us_best_round": benchutil.min_by_key(ok),
+            entry[impl] = {"rtt_us": harness.median_by_key(ok), "rtt_us_best_round": harness.min_by_key(ok),
                            "rounds": out}
             if ok:
                 s = entry[impl]["rtt_us"]
@@ -118,8 +115,8 @@ def run_rtt(tools: Any, driver: Any, quick: bool, rounds: int) -> list[dict[str,
             for field, key in (("rtt_us", f"ratio_aeron_py_over_{other}"),
                                ("rtt_us_best_round", f"ratio_aeron_py_over_{other}_best_round")):
                 py, them = entry["aeron_py"][field] or {}, entry[other][field] or {}
-                entry[key] = {k: benchutil.ratio(py.get(k), them.get(k)) for k in ("p50", "p99")}
-        entry["ratio_pyaeron_over_c"] = {k: benchutil.ratio((entry["pyaeron"]["rtt_us"] or {}).get(k),
+                entry[key] = {k: harness.ratio(py.get(k), them.get(k)) for k in ("p50", "p99")}
+        entry["ratio_pyaeron_over_c"] = {k: harness.ratio((entry["pyaeron"]["rtt_us"] or {}).get(k),
                                                             (entry["c"]["rtt_us"] or {}).get(k)) for k in ("p50", "p99")}
         cases.append(entry)
     return cases
@@ -128,7 +125,7 @@ def run_rtt(tools: Any, driver: Any, quick: bool, rounds: int) -> list[dict[str,
 def run_throughput(driver: Any, quick: bool, rounds: int) -> dict[str, Any]:
     batches = 5 if quick else 15
     runners = {lib: (lambda lib=lib: peer_drain(lib, driver, batches)) for lib in PEERS}
-    runs = benchutil.run_rounds(f"handler throughput ({batches} x {DRAIN_BATCH} msgs)", rounds, runners,
+    runs = harness.run_rounds(f"handler throughput ({batches} x {DRAIN_BATCH} msgs)", rounds, runners,
                                 driver.check_alive)
     entry: dict[str, Any] = {"channel": CHANNEL, "msg_len": pingpong.MSG_LEN, "fragment_limit": DRAIN_FRAGMENT_LIMIT,
                              "batch": DRAIN_BATCH, "batches_per_round": batches}
@@ -138,9 +135,9 @@ def run_throughput(driver: Any, quick: bool, rounds: int) -> dict[str, Any]:
                        "msgs_per_s_best_round": rates[-1] if rates else None, "rounds": out}
         if rates:
             log.info("  %s: %.3g msgs/s (median of %d rounds)", impl, entry[impl]["msgs_per_s"], len(rates))
-    entry["ratio_aeron_py_over_pyaeron"] = benchutil.ratio(entry["aeron_py"]["msgs_per_s"],
+    entry["ratio_aeron_py_over_pyaeron"] = harness.ratio(entry["aeron_py"]["msgs_per_s"],
                                                            entry["pyaeron"]["msgs_per_s"])
-    entry["ratio_best_round"] = benchutil.ratio(entry["aeron_py"]["msgs_per_s_best_round"],
+    entry["ratio_best_round"] = harness.ratio(entry["aeron_py"]["msgs_per_s_best_round"],
                                                 entry["pyaeron"]["msgs_per_s_best_round"])
     return entry
 
@@ -180,27 +177,13 @@ def _versions(tools: Any, driver: Any) -> dict[str, Any]:
         "driver_cnc_version": cnc_version,
         "driver_cnc_version_text": (None if not isinstance(cnc_version, int) else
                                     f"{cnc_version >> 16 & 0xFF}.{cnc_version >> 8 & 0xFF}.{cnc_version & 0xFF}"),
-        "aeron_py": {"package": _dist_version("aeron_py"), "links_aeron": _aeron.version_full()},
-        "pyaeron": {"package": _dist_version("pyaeron"), "links_aeron": "see rtt[*].pyaeron.rounds[*].client.aeron"},
+        "aeron_py": {"package": harness.dist_version("aeron_py"), "links_aeron": _aeron.version_full()},
+        "pyaeron": {"package": harness.dist_version("pyaeron"), "links_aeron": "see rtt[*].pyaeron.rounds[*].client.aeron"},
         "cnc_compatibility": (
             "Aeron's client maps the driver's cnc.dat and refuses a CnC major version different from its own or "
             "a minor version below its own (aeron_context.c); a client that connected and exchanged messages "
             "(every round here) passed that check against this driver's CnC version."),
     }
-
-
-def _dist_version(name: str) -> str | None:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None
-
-
-def _loadavg() -> list[float] | None:
-    try:
-        return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
-    except (OSError, ValueError):
-        return None
 
 
 def check_interpreter() -> None:
@@ -221,8 +204,8 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: 2 000 warm-up + 10 000 round trips, 5 drains per round, 2 rounds (~15 s once the C tools are built)")
     parser.add_argument("--rounds", type=int, default=None, help="rounds per case (default: 2 quick, 5 full)")
-    parser.add_argument("--out-dir", type=Path, default=benchutil.RESULTS_DIR,
-                        help=f"where peers.json and peers.png go (default {benchutil.RESULTS_DIR})")
+    parser.add_argument("--out-dir", type=Path, default=harness.RESULTS_DIR,
+                        help=f"where peers.json and peers.png go (default {harness.RESULTS_DIR})")
     args = parser.parse_args(argv)
     if args.rounds is None:
         args.rounds = 2 if args.quick else 5
@@ -235,13 +218,13 @@ def main(argv: list[str] | None = None) -> int:
     args = _parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     check_interpreter()
-    benchutil.install_signal_cleanup()
+    harness.install_signal_cleanup()
     import plot
 
     started = time.monotonic()
-    load_before = _loadavg()
+    load_before = harness.loadavg()
     tools = c_tools.build_c_tools()
-    with shared_driver.SharedDriver(tools.aeronmd, benchutil.LOG_DIR) as driver:
+    with SharedDriver(tools.aeronmd, harness.LOG_DIR) as driver:
         versions = _versions(tools, driver)
         rtt = run_rtt(tools, driver, args.quick, args.rounds)
         thr = run_throughput(driver, args.quick, args.rounds)
@@ -251,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         "quick": args.quick, "rounds": args.rounds, "duration_s": round(time.monotonic() - started, 1),
         "versions": versions,
         "driver": {"binary": str(tools.aeronmd), "environment": settings},
-        "machine": {**benchutil.machine_info(), "loadavg_before": load_before, "loadavg_after": _loadavg()},
+        "machine": {**harness.machine_info(), "loadavg_before": load_before, "loadavg_after": harness.loadavg()},
         "targets": targets(rtt, thr),
         "method": {
             "api": "each library's natural API: Aeron(dir=...), add_exclusive_publication, add_subscription, "
@@ -266,13 +249,27 @@ def main(argv: list[str] | None = None) -> int:
         "rtt": rtt,
         "throughput": thr,
     }
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    json_path, png_path = args.out_dir / "peers.json", args.out_dir / "peers.png"
-    json_path.write_text(json.dumps(results, indent=1) + "\n")
-    plot.render_peers(results, png_path)
+    json_path, png_path = harness.save_run(args.out_dir, "peers", results, history_row(results), plot.render_peers,
+                                           "quick" if args.quick else "")
     print_summary(results)
     print(f"wrote {json_path} and {png_path} in {results['duration_s']}s")
     return 0
+
+
+def history_row(results: dict[str, Any]) -> dict[str, Any]:
+    """The headline numbers of a run, flat, for ``results/history/peers.csv``."""
+    pick = harness.pick
+    row = harness.rounds_row(results)
+    for case in results.get("rtt") or []:
+        for impl in ("c", "aeron_py", "pyaeron"):
+            for q in ("p50", "p99"):
+                row[f"rtt_{q}_us_ipc_{case['idle']}_{impl}"] = pick(case, impl, "rtt_us", q)
+        row[f"rtt_p50_ipc_{case['idle']}_ratio_over_pyaeron"] = pick(case, "ratio_aeron_py_over_pyaeron", "p50")
+        row[f"rtt_p50_ipc_{case['idle']}_ratio_over_c"] = pick(case, "ratio_aeron_py_over_c", "p50")
+    for impl in ("aeron_py", "pyaeron"):
+        row[f"handler_msgs_per_s_{impl}"] = pick(results, "throughput", impl, "msgs_per_s")
+    row["handler_ratio_over_pyaeron"] = pick(results, "throughput", "ratio_aeron_py_over_pyaeron")
+    return row
 
 
 def print_summary(results: dict[str, Any]) -> None:

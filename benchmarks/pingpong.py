@@ -1,12 +1,12 @@
 """One-in-flight ping/pong round-trip time: aeron_py versus Aeron's C ``cping``/``cpong``.
 
-Both sides run on the same shared C driver (``shared_driver``), over IPC and over UDP
+Both sides run on the same shared C driver (``harness.driver``), over IPC and over UDP
 loopback (127.0.0.1, one port per direction), with the same message length, warm-up and
 sample counts, exclusive publications and the same idle behaviour (``spin`` or ``yield``,
 see ``c_tools``).  The Python ping runs in this process; the Python pong in a child
-process (``python pingpong.py pong ...``), like ``cpong``.
+process (``python -m benchmarks.pingpong pong ...``), like ``cpong``.
 
-Standalone: ``python benchmarks/pingpong.py [--quick]`` prints a JSON summary.
+Standalone: ``python -m benchmarks.pingpong [--quick]`` prints a JSON summary.
 """
 from __future__ import annotations
 
@@ -18,12 +18,14 @@ import re
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+if __package__ in (None, ""):  # run as a file (python benchmarks/<name>.py): make the package importable
+    sys.path.append(str(Path(__file__).resolve().parents[1]))
 
-import benchutil  # noqa: E402
-import pyclient  # noqa: E402
+from benchmarks import harness, pyclient  # noqa: E402
+from benchmarks.harness.driver import run_standalone  # noqa: E402
 
 log = logging.getLogger("benchmarks.pingpong")
 
@@ -63,7 +65,7 @@ def channels(transport: str) -> tuple[str, str]:
     if transport == "ipc":
         return "aeron:ipc", "aeron:ipc"
     if transport == "udp":
-        ping_port, pong_port = benchutil.free_udp_ports(2)
+        ping_port, pong_port = harness.free_udp_ports(2)
         return f"aeron:udp?endpoint=127.0.0.1:{ping_port}", f"aeron:udp?endpoint=127.0.0.1:{pong_port}"
     raise ValueError(f"unknown transport {transport!r}; expected 'ipc' or 'udp'")
 
@@ -118,26 +120,26 @@ def _ping_loop(pub: Any, sub: Any, idle: Any, count: int, seq0: int) -> list[int
         start = clock()
         while (result := offer(msg)) < 0:
             if clock() - start > timeout_ns:
-                raise benchutil.BenchError(f"ping {i}: offer kept failing ({result}) for {SAMPLE_TIMEOUT_S}s")
+                raise harness.BenchError(f"ping {i}: offer kept failing ({result}) for {SAMPLE_TIMEOUT_S}s")
         spins = 0
         while not (got := poll(FRAGMENT_LIMIT)):
             do_idle(0)
             spins += 1
             if spins & 0xFFF == 0 and clock() - start > timeout_ns:
-                raise benchutil.BenchError(f"ping {i}: no pong within {SAMPLE_TIMEOUT_S}s")
+                raise harness.BenchError(f"ping {i}: no pong within {SAMPLE_TIMEOUT_S}s")
         rtts[i] = clock() - start
         if len(got) != 1 or got[0] != msg:
-            raise benchutil.BenchError(f"ping {i}: expected our own message back, got {len(got)} other(s)")
+            raise harness.BenchError(f"ping {i}: expected our own message back, got {len(got)} other(s)")
     return rtts
 
 
 def python_pingpong(aeron_dir: str, env: dict[str, str], case: Case) -> dict[str, Any]:
     """aeron_py ping (this process) + aeron_py pong (child process)."""
     ping_channel, pong_channel = channels(case.transport)
-    ping_stream, pong_stream = benchutil.next_stream_id(), benchutil.next_stream_id()
-    pong = benchutil.Child(
+    ping_stream, pong_stream = harness.next_stream_id(), harness.next_stream_id()
+    pong = harness.Child(
         f"py-pong-{case.transport}-{case.idle}",
-        benchutil.python_child_argv(
+        harness.python_child_argv(
             "pingpong.py", "pong", "--dir", aeron_dir, "--ping-channel", ping_channel, "--pong-channel",
             pong_channel, "--ping-stream", str(ping_stream), "--pong-stream", str(pong_stream),
             "--idle", case.idle, "--max-seconds", str(PONG_MAX_SECONDS)),
@@ -161,7 +163,7 @@ def python_pingpong(aeron_dir: str, env: dict[str, str], case: Case) -> dict[str
         if client is not None:
             client.close()
         pong.stop()
-    return {"impl": "aeron_py", "rtt_us": benchutil.percentiles_us(rtts), "wall_s": round(wall, 3),
+    return {"impl": "aeron_py", "rtt_us": harness.percentiles_us(rtts), "wall_s": round(wall, 3),
             "channels": [ping_channel, pong_channel]}
 
 
@@ -181,7 +183,7 @@ def parse_hdr_percentiles(text: str) -> dict[str, float]:
     rows = [(float(m.group(2)), float(m.group(1))) for m in map(_HDR_ROW.match, text.splitlines()) if m]
     mean, maxi = _HDR_MEAN.search(text), _HDR_MAX.search(text)
     if not rows or mean is None or maxi is None:
-        raise benchutil.BenchError(f"no HdrHistogram percentile table in cping output: {text[-600:]}")
+        raise harness.BenchError(f"no HdrHistogram percentile table in cping output: {text[-600:]}")
 
     def at(p: float) -> float:
         for pct, value in rows:
@@ -196,11 +198,11 @@ def parse_hdr_percentiles(text: str) -> dict[str, float]:
 def c_pingpong(tools: Any, aeron_dir: str, env: dict[str, str], case: Case) -> dict[str, Any]:
     """Aeron's cping + cpong (stock for idle "spin", the yield build for "yield")."""
     ping_channel, pong_channel = channels(case.transport)
-    ping_stream, pong_stream = benchutil.next_stream_id(), benchutil.next_stream_id()
+    ping_stream, pong_stream = harness.next_stream_id(), harness.next_stream_id()
     common = ["-p", aeron_dir, "-c", ping_channel, "-C", pong_channel, "-s", str(ping_stream), "-S", str(pong_stream)]
-    pong = benchutil.Child(f"cpong-{case.transport}-{case.idle}", [str(tools.client("cpong", case.idle)), *common], env)
+    pong = harness.Child(f"cpong-{case.transport}-{case.idle}", [str(tools.client("cpong", case.idle)), *common], env)
     try:
-        ping = benchutil.Child(
+        ping = harness.Child(
             f"cping-{case.transport}-{case.idle}",
             [str(tools.client("cping", case.idle)), *common, "-L", str(MSG_LEN), "-m", str(case.samples),
              "-w", str(case.warmup)], env)
@@ -210,7 +212,7 @@ def c_pingpong(tools: Any, aeron_dir: str, env: dict[str, str], case: Case) -> d
         code = ping.wait(timeout)
         wall = time.monotonic() - started
         if code != 0:
-            raise benchutil.BenchError(f"cping exited {code}: {ping.text()[-600:]} {ping.stderr_tail()}")
+            raise harness.BenchError(f"cping exited {code}: {ping.text()[-600:]} {ping.stderr_tail()}")
         summary = parse_hdr_percentiles(ping.text())
     finally:
         pong.stop()
@@ -230,7 +232,7 @@ def run_pingpong(tools: Any, driver: Any, quick: bool, rounds: int = 1) -> dict[
     results = []
     for case in plan(quick):
         label = f"ping/pong {case.transport} idle={case.idle} ({case.warmup} warm-up + {case.samples})"
-        runs = benchutil.run_rounds(label, rounds, {
+        runs = harness.run_rounds(label, rounds, {
             "c": lambda: c_pingpong(tools, driver.dir, driver.client_env(), case),
             "aeron_py": lambda: python_pingpong(driver.dir, driver.client_env(), case),
         }, driver.check_alive)
@@ -238,14 +240,14 @@ def run_pingpong(tools: Any, driver: Any, quick: bool, rounds: int = 1) -> dict[
                                  "samples": case.samples, "msg_len": MSG_LEN, "starved": case.starved}
         for impl, rounds_out in runs.items():
             ok = [r["rtt_us"] for r in rounds_out if "rtt_us" in r]
-            summary = benchutil.median_by_key(ok)
-            entry[impl] = {"rtt_us": summary, "rtt_us_best_round": benchutil.min_by_key(ok), "rounds": rounds_out}
+            summary = harness.median_by_key(ok)
+            entry[impl] = {"rtt_us": summary, "rtt_us_best_round": harness.min_by_key(ok), "rounds": rounds_out}
             if summary:
                 log.info("  %s %s/%s: p50 %.2f us  p90 %.2f us  p99 %.2f us (median of %d)", impl, case.transport,
                          case.idle, summary["p50"], summary["p90"], summary["p99"], len(ok))
         for key, field in (("ratio_aeron_py_over_c", "rtt_us"), ("ratio_best_round", "rtt_us_best_round")):
             py, c = entry["aeron_py"][field] or {}, entry["c"][field] or {}
-            entry[key] = {k: benchutil.ratio(py.get(k), c.get(k)) for k in ("p50", "p90", "p99")}
+            entry[key] = {k: harness.ratio(py.get(k), c.get(k)) for k in ("p50", "p90", "p99")}
         results.append(entry)
     return {"message_length": MSG_LEN, "fragment_limit": FRAGMENT_LIMIT, "rounds": rounds, "cases": results}
 
@@ -259,7 +261,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     pong.add_argument("--pong-channel", required=True)
     pong.add_argument("--ping-stream", type=int, required=True)
     pong.add_argument("--pong-stream", type=int, required=True)
-    pong.add_argument("--idle", choices=benchutil.IDLE_MODES, required=True)
+    pong.add_argument("--idle", choices=harness.IDLE_MODES, required=True)
     pong.add_argument("--max-seconds", type=float, default=PONG_MAX_SECONDS)
     parser.add_argument("--quick", action="store_true", help="fewer samples")
     parser.add_argument("--rounds", type=int, default=1, help="repeat each case, alternating C and aeron_py")
@@ -271,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     if args.role == "pong":
         return pong_main(args)
-    return benchutil.run_standalone(lambda tools, driver: run_pingpong(tools, driver, quick=args.quick, rounds=args.rounds))
+    return run_standalone(lambda tools, driver: run_pingpong(tools, driver, quick=args.quick, rounds=args.rounds))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Render ``results/bindings.json`` (``render``) and ``results/peers.json`` (``render_peers``)
 as bar charts (matplotlib, Agg backend).
 
-Usage: ``python benchmarks/plot.py [results/bindings.json|results/peers.json] [out.png]``.
+Usage: ``python -m benchmarks.plot [results/bindings.json|results/peers.json] [out.png]``.
 """
 from __future__ import annotations
 

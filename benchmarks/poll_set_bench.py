@@ -1,6 +1,6 @@
 """Time one polling pass over N subscriptions: a Python loop of ``sub.poll`` vs one ``PollSet.poll``.
 
-    python benchmarks/poll_set_bench.py [--sizes 10 100 1000 5000] [--seconds 0.5]
+    python -m benchmarks.poll_set_bench [--sizes 10 100 1000 5000] [--seconds 0.5]
 
 Each of the N IPC subscriptions has one connected publication (one image, as a server's
 duologue has), in an embedded driver (SHARED threading, backoff idle). Two workloads:
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import logging
 import statistics
 import sys
@@ -29,10 +28,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))  # this tree's aeron_py and the benchmarks package
 
-from benchutil import RESULTS_DIR, BenchError, machine_info, ratio, wait_until  # noqa: E402
+from benchmarks.harness import RESULTS_DIR, BenchError, machine_info, ratio, save_run, wait_until  # noqa: E402
 
 from aeron_py import Aeron, AeronError, MediaDriver, PollSet, Publication, Subscription  # noqa: E402
 
@@ -178,6 +176,18 @@ def plot(results: dict[str, Any], path: Path) -> None:
     fig.savefig(path)
 
 
+def history_row(results: dict[str, Any]) -> dict[str, Any]:
+    """The headline numbers of a run, flat, for ``results/history/poll_set.csv``."""
+    row: dict[str, Any] = {"load_1min_start": (results.get("load_avg_start") or [None])[0]}
+    for case in results.get("cases") or []:
+        for workload in ("idle", "active"):
+            name = f"{workload}_{case['subscriptions']}"
+            row[f"{name}_loop_us_per_pass"] = case[workload]["python_loop"]["us_per_pass"]
+            row[f"{name}_set_us_per_pass"] = case[workload]["poll_set"]["us_per_pass"]
+            row[f"{name}_ratio_loop_over_set"] = case[workload]["ratio_loop_over_set"]
+    return row
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000, 5000],
@@ -215,10 +225,8 @@ def main(argv: list[str] | None = None) -> int:
             for sub in subs:
                 sub.close()
     results["load_avg_end"] = os.getloadavg()
-    args.results_dir.mkdir(parents=True, exist_ok=True)
-    (args.results_dir / "poll_set.json").write_text(json.dumps(results, indent=1) + "\n")
-    plot(results, args.results_dir / "poll_set.png")
-    print(f"results: {args.results_dir / 'poll_set.json'}, {args.results_dir / 'poll_set.png'}")
+    paths = save_run(args.results_dir, "poll_set", results, history_row(results), plot)
+    print(f"results: {paths[0]}, {paths[1]}")
     return 0
 
 

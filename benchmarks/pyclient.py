@@ -11,9 +11,9 @@ from typing import Any
 
 from aeron_py import _aeron
 
-import benchutil
+from benchmarks import harness
 
-StopFlag = benchutil.StopFlag  # kept as a name of this module for its callers
+StopFlag = harness.StopFlag  # kept as a name of this module for its callers
 
 SETUP_TIMEOUT_S = 15.0
 
@@ -60,7 +60,7 @@ def add_publication(client: Any, channel: str, stream_id: int, exclusive: bool) 
     return _await(add(channel, stream_id), f"publication {channel} {stream_id}", deadline)
 
 
-def wait_connected(handle: Any, what: str, timeout_s: float = SETUP_TIMEOUT_S, stop: "benchutil.StopFlag | None" = None) -> None:
+def wait_connected(handle: Any, what: str, timeout_s: float = SETUP_TIMEOUT_S, stop: "harness.StopFlag | None" = None) -> None:
     """Wait (bounded, sleeping) until a publication/subscription ``is_connected``."""
     deadline = time.monotonic() + timeout_s
     while not handle.is_connected:

@@ -1,9 +1,9 @@
 """Run the aeron_py-vs-Aeron-C benchmarks and write results/bindings.{json,png}.
 
-Usage: ``python benchmarks/run_all.py [--quick] [--rounds N]``
+Usage: ``python -m benchmarks.run_all [--quick] [--rounds N]``
 
 Builds Aeron's C tools from the pinned tree if needed (``c_tools``), starts ONE C media
-driver for the whole run (``shared_driver``), runs the ping/pong RTT comparison
+driver for the whole run (``harness.driver``), runs the ping/pong RTT comparison
 (``pingpong``) and the IPC throughput comparison (``throughput``) on it, and reports
 aeron_py / C ratios against the targets (reported, never asserted):
 RTT p50 <= 2.5x C, throughput >= 25 % of C.
@@ -11,44 +11,24 @@ RTT p50 <= 2.5x C, throughput >= 25 % of C.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
-import os
 import sys
 import time
 from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+if __package__ in (None, ""):  # run as a file (python benchmarks/<name>.py): make the package importable
+    sys.path.append(str(Path(__file__).resolve().parents[1]))
 
-import benchutil  # noqa: E402
-import c_tools  # noqa: E402
-import pingpong  # noqa: E402
-import plot  # noqa: E402
-import shared_driver  # noqa: E402
-import throughput  # noqa: E402
+from benchmarks import c_tools, harness, pingpong, plot, throughput  # noqa: E402
+from benchmarks.harness.driver import SharedDriver  # noqa: E402
 from aeron_py import _aeron  # noqa: E402
 
 log = logging.getLogger("benchmarks.run_all")
 
 RTT_P50_TARGET = 2.5  # aeron_py p50 RTT at most this many times C's
 THROUGHPUT_TARGET = 0.25  # aeron_py throughput at least this fraction of C's
-
-
-def _loadavg() -> list[float] | None:
-    try:
-        return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
-    except (OSError, ValueError):
-        return None
-
-
-def _aeron_py_version() -> str | None:
-    try:
-        return metadata.version("aeron_py")
-    except metadata.PackageNotFoundError:
-        return None
 
 
 def targets(pp: dict[str, Any], tp: dict[str, Any]) -> dict[str, Any]:
@@ -92,18 +72,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="aeron_py vs Aeron C tools benchmarks")
     parser.add_argument("--quick", action="store_true", help="fewer samples, shorter runs")
     parser.add_argument("--rounds", type=int, default=None, help="rounds per case (default 2 quick, 3 full)")
-    parser.add_argument("--out-dir", type=Path, default=benchutil.RESULTS_DIR)
+    parser.add_argument("--out-dir", type=Path, default=harness.RESULTS_DIR)
     args = parser.parse_args(argv)
     rounds = args.rounds if args.rounds is not None else (2 if args.quick else 3)
     if rounds < 1:
         parser.error(f"--rounds must be >= 1, got {rounds}")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    benchutil.install_signal_cleanup()
+    harness.install_signal_cleanup()
 
     started = time.monotonic()
-    load_before = _loadavg()
+    load_before = harness.loadavg()
     tools = c_tools.build_c_tools()
-    with shared_driver.SharedDriver(tools.aeronmd, benchutil.LOG_DIR) as driver:
+    with SharedDriver(tools.aeronmd, harness.LOG_DIR) as driver:
         pp = pingpong.run_pingpong(tools, driver, quick=args.quick, rounds=rounds)
         tp = throughput.run_throughput(tools, driver, quick=args.quick, rounds=rounds)
         driver_settings = dict(driver.settings)
@@ -113,24 +93,38 @@ def main(argv: list[str] | None = None) -> int:
         "rounds": rounds,
         "duration_s": round(time.monotonic() - started, 1),
         "aeron": {"version": tools.version, "source_dir": str(tools.source_dir),
-                  "aeron_py_linked": _aeron.version_full(), "aeron_py_package": _aeron_py_version()},
+                  "aeron_py_linked": _aeron.version_full(), "aeron_py_package": harness.dist_version("aeron_py")},
         "driver": {"binary": str(tools.aeronmd), "environment": driver_settings,
                    "note": "all other driver settings are Aeron's defaults"},
         "c_tools": tools.as_dict(),
-        "machine": {**benchutil.machine_info(), "loadavg_before": load_before, "loadavg_after": _loadavg()},
+        "machine": {**harness.machine_info(), "loadavg_before": load_before, "loadavg_after": harness.loadavg()},
         "targets": targets(pp, tp),
         "fairness": FAIRNESS_NOTES,
         "pingpong": pp,
         "throughput": tp,
     }
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    json_path = args.out_dir / "bindings.json"
-    png_path = args.out_dir / "bindings.png"
-    json_path.write_text(json.dumps(results, indent=1) + "\n")
-    plot.render(results, png_path)
+    json_path, png_path = harness.save_run(args.out_dir, "bindings", results, history_row(results), plot.render,
+                                           "quick" if args.quick else "")
     _print_summary(results)
     print(f"wrote {json_path} and {png_path} in {results['duration_s']}s")
     return 0
+
+
+def history_row(results: dict[str, Any]) -> dict[str, Any]:
+    """The headline numbers of a run, flat, for ``results/history/bindings.csv``."""
+    pick = harness.pick
+    row = harness.rounds_row(results)
+    for case in pick(results, "pingpong", "cases") or []:
+        name = f"rtt_p50_us_{case['transport']}_{case['idle']}"
+        row.update({f"{name}_c": pick(case, "c", "rtt_us", "p50"), f"{name}_aeron_py": pick(case, "aeron_py", "rtt_us", "p50"),
+                    f"{name}_ratio": pick(case, "ratio_aeron_py_over_c", "p50")})
+    for case in pick(results, "throughput", "cases") or []:
+        name = f"msgs_per_s_ipc_{case['idle']}"
+        row.update({f"{name}_c": pick(case, "c", "msgs_per_s"), f"{name}_aeron_py": pick(case, "aeron_py", "msgs_per_s"),
+                    f"{name}_aeron_py_offer_batch": pick(case, "aeron_py_offer_batch", "msgs_per_s"),
+                    f"{name}_ratio": case.get("ratio_aeron_py_over_c"),
+                    f"{name}_ratio_offer_batch": case.get("ratio_offer_batch_over_c")})
+    return row
 
 
 def _print_summary(results: dict[str, Any]) -> None:

@@ -1,7 +1,7 @@
-"""Chart of ``results/echo_scale.json``: the :data:`LATEST` most recent run labels side by
-side (older rounds stay in the JSON; more than a few make the chart unreadable), matplotlib Agg.
+"""Chart of ``results/echo_scale.json`` (the latest run, named by its label), matplotlib Agg.
+Earlier runs' headline numbers are in ``results/history/echo_scale.csv``.
 
-Usage: ``python benchmarks/scale_plot.py [results/echo_scale.json] [out.png]``.
+Usage: ``python -m benchmarks.scale_plot [results/echo_scale.json] [out.png]``.
 """
 from __future__ import annotations
 
@@ -10,9 +10,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+if __package__ in (None, ""):  # run as a file (python benchmarks/<name>.py): make the package importable
+    sys.path.append(str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.harness import RESULTS_DIR, pyplot  # noqa: E402
+
 GIB = 1 << 30
-#: How many of the most recently added run labels the chart shows.
-LATEST = 3
 
 
 def _series(run: dict[str, Any], get: Any) -> tuple[list[int], list[float]]:
@@ -28,12 +31,9 @@ def _series(run: dict[str, Any], get: Any) -> tuple[list[int], list[float]]:
     return xs, ys
 
 
-def write_png(path: Path, results: dict[str, Any]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+def write_png(path: Path, run: dict[str, Any]) -> None:
+    """Four panels of the run's steps: log files, server CPU, echo RTT, load CPU."""
+    plt = pyplot()
     fig, axes = plt.subplots(2, 2, figsize=(12, 8))
     panels = [
         (axes[0][0], "server log files (GiB)", [
@@ -49,7 +49,7 @@ def write_png(path: Path, results: dict[str, Any]) -> None:
             ("idle", lambda s: s["idle"]["cpu_pct"]["load"]["<process>"]),
             ("echo 1/s", lambda s: s["echo"]["cpu_pct"]["load"]["<process>"])]),
     ]
-    shown = list(results.get("runs", {}).items())[-LATEST:]
+    shown = [(run.get("label", "latest"), run)]
     for ax, title, curves in panels:
         for label, run in shown:
             for name, get in curves:
@@ -69,6 +69,6 @@ def write_png(path: Path, results: dict[str, Any]) -> None:
 
 
 if __name__ == "__main__":
-    source = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent / "results" / "echo_scale.json"
+    source = Path(sys.argv[1]) if len(sys.argv) > 1 else RESULTS_DIR / "echo_scale.json"
     out = Path(sys.argv[2]) if len(sys.argv) > 2 else source.with_suffix(".png")
     write_png(out, json.loads(source.read_text()))

@@ -12,25 +12,26 @@ The rate is measured at the subscriber, identically for both: each report line c
 its interval length and the running total; the lines whose whole interval lies after a
 warm-up and before the publisher was stopped are summed (messages / seconds).
 
-Standalone: ``python benchmarks/throughput.py [--quick]`` prints a JSON summary.
+Standalone: ``python -m benchmarks.throughput [--quick]`` prints a JSON summary.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import logging
-import os
 import re
 import statistics
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+if __package__ in (None, ""):  # run as a file (python benchmarks/<name>.py): make the package importable
+    sys.path.append(str(Path(__file__).resolve().parents[1]))
 
-import benchutil  # noqa: E402
-import pyclient  # noqa: E402
+from benchmarks import harness, pyclient  # noqa: E402
+from benchmarks.harness.driver import run_standalone  # noqa: E402
 
 log = logging.getLogger("benchmarks.throughput")
 
@@ -79,7 +80,7 @@ def steady_rate(reports: list[Report], pub_start: float, pub_stop: float) -> dic
             picked_s += rep.interval_s
             picked += 1
     if picked == 0 or picked_s <= 0:
-        raise benchutil.BenchError(
+        raise harness.BenchError(
             f"no complete subscriber report inside the steady window ({len(reports)} reports; "
             f"publisher ran {pub_stop - pub_start:.2f}s): lengthen the run")
     return {"msgs_per_s": picked_msgs / picked_s, "messages": float(picked_msgs), "seconds": picked_s,
@@ -152,7 +153,7 @@ def sub_main(args: argparse.Namespace) -> int:
     return 0
 
 
-def _python_reports(child: benchutil.Child) -> list[Report]:
+def _python_reports(child: harness.Child) -> list[Report]:
     reports = []
     for line in child.snapshot():
         parts = line.text.split()
@@ -184,15 +185,15 @@ def _pub_batched(pub: Any, client: Any, idle: Any, msg: bytes, batch: int, stop:
 
 def python_throughput(aeron_dir: str, env: dict[str, str], case: Case, offer_batch: bool = False) -> dict[str, Any]:
     """aeron_py publisher (offer per message, or offer_batch) and poll_batch subscriber, each in its own process."""
-    stream = benchutil.next_stream_id()
+    stream = harness.next_stream_id()
     common = ["--dir", aeron_dir, "--channel", CHANNEL, "--stream", str(stream), "--idle", case.idle,
               "--max-seconds", str(case.seconds + 30)]
-    sub = benchutil.Child(f"py-sub-{case.idle}", benchutil.python_child_argv(
+    sub = harness.Child(f"py-sub-{case.idle}", harness.python_child_argv(
         "throughput.py", "sub", *common, "--fragment-limit", str(FRAGMENT_LIMIT)), env)
     pub = None
     try:
         sub.wait_for_line(lambda t: t == "READY", pyclient.SETUP_TIMEOUT_S, "subscriber READY")
-        pub = benchutil.Child(f"py-pub-{case.idle}", benchutil.python_child_argv(
+        pub = harness.Child(f"py-pub-{case.idle}", harness.python_child_argv(
             "throughput.py", "pub", *common, *(["--offer-batch"] if offer_batch else [])), env)
         pub_start = pub.started
         time.sleep(case.seconds)  # the orchestrator only waits; the children do the work
@@ -209,11 +210,11 @@ def python_throughput(aeron_dir: str, env: dict[str, str], case: Case, offer_bat
     return {"impl": "aeron_py_offer_batch" if offer_batch else "aeron_py", **rate, "publisher": sent}
 
 
-def _last_json(child: benchutil.Child) -> dict[str, Any]:
+def _last_json(child: harness.Child) -> dict[str, Any]:
     for line in reversed(child.snapshot()):
         if line.text.startswith("{"):
             return json.loads(line.text)
-    raise benchutil.BenchError(f"{child.name} printed no summary: {child.text()[-400:]} {child.stderr_tail()}")
+    raise harness.BenchError(f"{child.name} printed no summary: {child.text()[-400:]} {child.stderr_tail()}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -223,7 +224,7 @@ _RATE_LINE = re.compile(r"^(\d+)ms, \S+ msgs/sec, \S+ bytes/sec, totals (\d+) me
 _BACK_PRESSURE = re.compile(r"back pressure ratio ([0-9.eE+-]+|nan|inf)")
 
 
-def _c_reports(child: benchutil.Child) -> list[Report]:
+def _c_reports(child: harness.Child) -> list[Report]:
     reports = []
     for line in child.snapshot():
         m = _RATE_LINE.match(line.text)
@@ -234,15 +235,15 @@ def _c_reports(child: benchutil.Child) -> list[Report]:
 
 def c_throughput(tools: Any, aeron_dir: str, env: dict[str, str], case: Case) -> dict[str, Any]:
     """Aeron's streaming_publisher + rate_subscriber (stock for "spin", yield build for "yield")."""
-    stream = benchutil.next_stream_id()
+    stream = harness.next_stream_id()
     common = ["-p", aeron_dir, "-c", CHANNEL, "-s", str(stream)]
-    sub = benchutil.Child(f"rate_subscriber-{case.idle}", [
+    sub = harness.Child(f"rate_subscriber-{case.idle}", [
         str(tools.client("rate_subscriber", case.idle)), *common, "-f", str(FRAGMENT_LIMIT)], env, line_buffered=True)
     pub = None
     try:
         sub.wait_for_line(lambda t: t.startswith("Subscription channel status"), pyclient.SETUP_TIMEOUT_S,
                           "rate_subscriber subscription")
-        pub = benchutil.Child(f"streaming_publisher-{case.idle}", [
+        pub = harness.Child(f"streaming_publisher-{case.idle}", [
             str(tools.client("streaming_publisher", case.idle)), *common, "-L", str(MSG_LEN), "-m", str(C_MESSAGES)],
             env, line_buffered=True)
         pub_start = pub.started
@@ -271,7 +272,7 @@ def run_throughput(tools: Any, driver: Any, quick: bool, rounds: int = 1) -> dic
     ratio aeron_py / C of those."""
     results = []
     for case in plan(quick):
-        runs = benchutil.run_rounds(f"throughput idle={case.idle} {case.seconds:.0f}s", rounds, {
+        runs = harness.run_rounds(f"throughput idle={case.idle} {case.seconds:.0f}s", rounds, {
             "c": lambda: c_throughput(tools, driver.dir, driver.client_env(), case),
             "aeron_py": lambda: python_throughput(driver.dir, driver.client_env(), case),
             "aeron_py_offer_batch": lambda: python_throughput(driver.dir, driver.client_env(), case, offer_batch=True),
@@ -285,10 +286,10 @@ def run_throughput(tools: Any, driver: Any, quick: bool, rounds: int = 1) -> dic
             if rates:
                 log.info("  %s idle=%s: %.3g msgs/s (median of %d)", impl, case.idle, entry[impl]["msgs_per_s"],
                          len(rates))
-        entry["ratio_aeron_py_over_c"] = benchutil.ratio(entry["aeron_py"]["msgs_per_s"], entry["c"]["msgs_per_s"])
-        entry["ratio_best_round"] = benchutil.ratio(entry["aeron_py"]["msgs_per_s_best_round"],
+        entry["ratio_aeron_py_over_c"] = harness.ratio(entry["aeron_py"]["msgs_per_s"], entry["c"]["msgs_per_s"])
+        entry["ratio_best_round"] = harness.ratio(entry["aeron_py"]["msgs_per_s_best_round"],
                                                     entry["c"]["msgs_per_s_best_round"])
-        entry["ratio_offer_batch_over_c"] = benchutil.ratio(entry["aeron_py_offer_batch"]["msgs_per_s"],
+        entry["ratio_offer_batch_over_c"] = harness.ratio(entry["aeron_py_offer_batch"]["msgs_per_s"],
                                                             entry["c"]["msgs_per_s"])
         results.append(entry)
     return {"message_length": MSG_LEN, "warmup_s": WARMUP_S, "rounds": rounds, "cases": results}
@@ -304,7 +305,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         p.add_argument("--dir", required=True)
         p.add_argument("--channel", required=True)
         p.add_argument("--stream", type=int, required=True)
-        p.add_argument("--idle", choices=benchutil.IDLE_MODES, required=True)
+        p.add_argument("--idle", choices=harness.IDLE_MODES, required=True)
         p.add_argument("--max-seconds", type=float, required=True)
         if role == "pub":
             p.add_argument("--offer-batch", action="store_true", help="use Publication.offer_batch")
@@ -320,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
         return pub_main(args)
     if args.role == "sub":
         return sub_main(args)
-    return benchutil.run_standalone(lambda tools, driver: run_throughput(tools, driver, quick=args.quick, rounds=args.rounds))
+    return run_standalone(lambda tools, driver: run_throughput(tools, driver, quick=args.quick, rounds=args.rounds))
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ run comes from the very same driver process and settings.
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -16,13 +17,17 @@ import signal
 import subprocess
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from aeron_py import _aeron
-from benchutil import orphan_guard
 
-log = logging.getLogger("benchmarks.shared_driver")
+from .children import aeron_free_env, install_signal_cleanup, orphan_guard
+from .paths import LOG_DIR
+
+log = logging.getLogger("benchmarks.harness.driver")
 
 START_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 10.0
@@ -41,11 +46,6 @@ class DriverError(RuntimeError):
     """The shared media driver could not be started or died."""
 
 
-def _aeron_env_free() -> dict[str, str]:
-    """This process's environment without any inherited ``AERON_*`` settings."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("AERON_")}
-
-
 class SharedDriver:
     """Start ``aeronmd`` on a fresh ``/dev/shm`` directory; stop it (bounded) on exit.
 
@@ -55,7 +55,7 @@ class SharedDriver:
 
     def __init__(self, aeronmd: Path, log_dir: Path) -> None:
         if not aeronmd.is_file():
-            raise DriverError(f"aeronmd not found at {aeronmd}: build it with benchmarks/c_tools.py")
+            raise DriverError(f"aeronmd not found at {aeronmd}: build it with python -m benchmarks.c_tools")
         self.aeronmd = aeronmd
         self.dir = f"/dev/shm/aeron-py-bench-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.settings = dict(DRIVER_SETTINGS, AERON_DIR=self.dir)
@@ -65,11 +65,11 @@ class SharedDriver:
 
     def client_env(self) -> dict[str, str]:
         """Environment for client processes: no inherited AERON_* except this AERON_DIR."""
-        return dict(_aeron_env_free(), AERON_DIR=self.dir)
+        return dict(aeron_free_env(), AERON_DIR=self.dir)
 
     def start(self) -> None:
         """Launch the driver and wait (bounded) until its CnC heartbeat is live."""
-        env = dict(_aeron_env_free(), **self.settings)
+        env = dict(aeron_free_env(), **self.settings)
         with open(self.log_path, "wb") as out:
             self._proc = subprocess.Popen(
                 orphan_guard([str(self.aeronmd)]), env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
@@ -132,3 +132,18 @@ class SharedDriver:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
+
+
+def run_standalone(measure: Callable[[Any, Any], dict[str, Any]]) -> int:
+    """Run one benchmark on its own: build the C tools, start the shared driver, print JSON.
+
+    ``measure(tools, driver)`` does the work (e.g. ``run_pingpong`` with its options bound).
+    """
+    from benchmarks import c_tools
+
+    install_signal_cleanup()
+    tools = c_tools.build_c_tools()
+    with SharedDriver(tools.aeronmd, LOG_DIR) as driver:
+        result = measure(tools, driver)
+    print(json.dumps(result, indent=1))
+    return 0

@@ -1,12 +1,15 @@
-"""Measure a running process from outside: per-thread CPU, driver-directory disk use,
-and samplers (py-spy for Python stacks, perf for native symbols) with bounded waits.
+"""Measure a running process from outside: per-thread CPU, memory, driver-directory disk
+use, the driver's mapped-bytes counter, and samplers (py-spy for Python stacks, perf for
+native symbols) with bounded waits.
 
-Used by ``echo_scale.py``; stdlib only (py-spy and perf are optional executables).
+Stdlib only (py-spy and perf are optional executables; aeron_py is imported only by
+:func:`mapped_counter`).
 """
 from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import re
 import shutil
@@ -14,10 +17,11 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-log = logging.getLogger("benchmarks.proc_probe")
+log = logging.getLogger("benchmarks.harness.probes")
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -48,6 +52,68 @@ def cpu_percent(pids: dict[str, int], seconds: float) -> dict[str, dict[str, flo
     after = {label: thread_times(pid) for label, pid in pids.items()}
     return {label: {name: round(100 * (after[label][name] - before[label].get(name, 0.0)) / wall, 2)
                     for name in after[label]} for label in pids}
+
+
+def driver_python_seconds(pid: int) -> dict[str, float]:
+    """CPU seconds of a process split into ``python`` (its live non-driver threads) and
+    ``driver`` (everything else: Aeron's agent threads, also ones that already ended);
+    NaN once the process is gone."""
+    try:
+        times = thread_times(pid)
+    except OSError:
+        return {"driver": math.nan, "python": math.nan}
+    # Aeron names its agent threads "[conductor, ...]"
+    python = sum(v for name, v in times.items() if name != "<process>" and not name.startswith("["))
+    return {"driver": times["<process>"] - python, "python": python}
+
+
+def driver_python_percent(pids: Sequence[int], seconds: float) -> list[dict[str, float]]:
+    """Each process's CPU use over the next ``seconds``, split into driver and Python
+    threads (100 = one core)."""
+    before = [driver_python_seconds(pid) for pid in pids]
+    time.sleep(seconds)
+    after = [driver_python_seconds(pid) for pid in pids]
+    return [{k: round(100 * (a[k] - b[k]) / seconds, 1) for k in a} for a, b in zip(after, before)]
+
+
+def process_memory(pid: int) -> dict[str, int]:
+    """VmRSS / RssAnon / RssShmem of a process, in bytes (empty if it is gone)."""
+    out: dict[str, int] = {}
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "RssAnon", "RssShmem"):
+                out[key] = int(value.split()[0]) * 1024
+    return out
+
+
+def driver_log_usage(directory: str) -> dict[str, int]:
+    """Log buffers present in a driver directory (what the driver really has mapped):
+    publications, images, their apparent and real (``st_blocks``) bytes, and the whole
+    directory's apparent bytes."""
+    out = {"publications": 0, "images": 0, "log_bytes": 0, "log_blocks_bytes": 0, "dir_bytes": 0}
+    with contextlib.suppress(FileNotFoundError):
+        for entry in os.scandir(directory):
+            if entry.is_file():
+                out["dir_bytes"] += entry.stat().st_size
+    for sub in ("publications", "images"):
+        with contextlib.suppress(FileNotFoundError):
+            for entry in os.scandir(os.path.join(directory, sub)):
+                with contextlib.suppress(FileNotFoundError):
+                    st = entry.stat()
+                    out[sub] += 1
+                    out["log_bytes"] += st.st_size
+                    out["log_blocks_bytes"] += st.st_blocks * 512
+    out["dir_bytes"] += out["log_bytes"]
+    return out
+
+
+def mapped_counter(directory: str) -> int:
+    """The driver's 'Bytes currently mapped' system counter."""
+    from aeron_py.stat import DriverStat
+
+    with DriverStat(directory, timeout=2.0) as stat:
+        return int(stat.system_counters()["Bytes currently mapped"])
 
 
 def dir_usage(directory: str) -> dict[str, int]:

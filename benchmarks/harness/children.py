@@ -1,4 +1,4 @@
-"""Shared helpers for the aeron_py-vs-C benchmarks: child processes, ids, statistics.
+"""Child processes of a benchmark, and their cleanup (stdlib only).
 
 Every wait here has a deadline and every child process is tracked so it can be stopped
 (by its own pid) when the benchmark ends, fails or is interrupted.
@@ -6,35 +6,25 @@ Every wait here has a deadline and every child process is tracked so it can be s
 from __future__ import annotations
 
 import atexit
+import contextlib
 import itertools
-import json
 import logging
-import math
 import os
-import platform
 import shlex
 import shutil
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-log = logging.getLogger("benchmarks.util")
+from .paths import BENCH_DIR, LOG_DIR
 
-BENCH_DIR = Path(__file__).resolve().parent
-LOG_DIR = BENCH_DIR / ".build" / "logs"
-RESULTS_DIR = BENCH_DIR / "results"
-
-# Idle modes compared: "spin" = Aeron's busy-spin (the stock C samples' hard-coded idle),
-# "yield" = Aeron's yielding idle (C samples rebuilt with the remap, see c_tools).
-IDLE_MODES: tuple[str, ...] = ("spin", "yield")
+log = logging.getLogger("benchmarks.harness")
 
 _stream_ids = itertools.count(7001)
 _children: list["Child"] = []
@@ -76,78 +66,12 @@ def wait_until(predicate: Callable[[], object], timeout_s: float, what: str, ste
         time.sleep(step_s)
 
 
-def percentiles_us(samples_ns: Sequence[int]) -> dict[str, float]:
-    """p50/p90/p99/p99.9/max/mean (microseconds) of RTT samples, nearest-rank."""
-    if not samples_ns:
-        raise BenchError("no RTT samples to summarise")
-    ordered = sorted(samples_ns)
-    n = len(ordered)
-
-    def rank(p: float) -> float:
-        return ordered[min(n - 1, max(0, math.ceil(p * n) - 1))] / 1000.0
-
-    return {
-        "p50": rank(0.50), "p90": rank(0.90), "p99": rank(0.99), "p99_9": rank(0.999),
-        "max": ordered[-1] / 1000.0, "mean": sum(ordered) / n / 1000.0, "count": float(n),
-    }
-
-
-def run_rounds(
-    label: str, rounds: int, runners: dict[str, Callable[[], dict[str, Any]]], before: Callable[[], None]
-) -> dict[str, list[dict[str, Any]]]:
-    """Run every implementation ``rounds`` times, alternating them; a failed run is recorded
-    as ``{"error": ...}`` instead of aborting the whole benchmark."""
-    out: dict[str, list[dict[str, Any]]] = {impl: [] for impl in runners}
-    for r in range(rounds):
-        for impl, run in runners.items():
-            log.info("%s: %s round %d/%d", label, impl, r + 1, rounds)
-            try:
-                before()
-                result = run()
-            except BenchError as exc:
-                log.error("%s: %s round %d failed: %s", label, impl, r + 1, exc)
-                result = {"error": str(exc)}
-            out[impl].append(result)
-    return out
-
-
-def median_by_key(dicts: Sequence[dict[str, float]]) -> dict[str, float] | None:
-    """Per-key median over several summaries with the same keys (None if there are none)."""
-    if not dicts:
-        return None
-    return {k: statistics.median(d[k] for d in dicts) for k in dicts[0]}
-
-
-def min_by_key(dicts: Sequence[dict[str, float]]) -> dict[str, float] | None:
-    """Per-key minimum (the least disturbed round, for latencies) or None if there are none."""
-    if not dicts:
-        return None
-    return {k: min(d[k] for d in dicts) for k in dicts[0]}
-
-
-def ratio(a: float | None, b: float | None) -> float | None:
-    """``a / b`` rounded, or None when either side is missing or ``b`` is zero."""
-    if a is None or b is None or b == 0:
-        return None
-    return round(a / b, 3)
-
-
-def machine_info() -> dict[str, object]:
-    """What the numbers were measured on."""
-    model = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {
-        "hostname": platform.node(), "platform": platform.platform(), "machine": platform.machine(),
-        "cpu_model": model, "cpu_count": os.cpu_count(),
-        "cpu_affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
-        "python": sys.version.split()[0], "python_implementation": platform.python_implementation(),
-    }
+def aeron_free_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """This process's environment without inherited ``AERON_*`` settings (the C driver
+    context reads them), plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AERON_")}
+    env.update(extra or {})
+    return env
 
 
 @dataclass
@@ -168,12 +92,14 @@ def orphan_guard(argv: list[str]) -> list[str]:
 class Child:
     """A tracked child process whose stdout lines are collected, with arrival times, by a thread.
 
-    stderr goes to a log file under ``benchmarks/.build/logs``.  ``stop()`` sends SIGINT
-    (all tools here stop cleanly on it), then SIGKILL after a timeout.
+    stderr goes to ``log_path`` (default: a file under ``benchmarks/.build/logs``).  With
+    ``stdin=True`` the child gets a pipe (:meth:`send`); closing it is the first way
+    :meth:`stop` asks it to end.  Then SIGINT (all children here stop cleanly on it),
+    then SIGKILL, each after a timeout.
     """
 
-    def __init__(self, name: str, argv: list[str], env: dict[str, str], line_buffered: bool = False) -> None:
-        LOG_DIR.mkdir(parents=True, exist_ok=True)
+    def __init__(self, name: str, argv: list[str], env: dict[str, str], line_buffered: bool = False,
+                 stdin: bool = False, log_path: Path | None = None) -> None:
         if line_buffered:  # C stdio buffers a pipe fully; stdbuf makes report lines arrive live
             stdbuf = shutil.which("stdbuf")
             if stdbuf is None:
@@ -182,14 +108,17 @@ class Child:
         argv = orphan_guard(argv)
         self.name = name
         self.argv = argv
-        self.stderr_path = LOG_DIR / f"{name}-{os.getpid()}-{next(_stream_ids)}.stderr"
+        if log_path is None:
+            LOG_DIR.mkdir(parents=True, exist_ok=True)
+            log_path = LOG_DIR / f"{name}-{os.getpid()}-{next(_stream_ids)}.stderr"
+        self.stderr_path = log_path
         self.lines: list[Line] = []
-        self._lock = threading.Lock()
+        self._changed = threading.Condition()
         self._stderr = open(self.stderr_path, "wb")
         log.debug("start %s: %s", name, shlex.join(argv))
         self.proc = subprocess.Popen(
-            argv, env=env, stdout=subprocess.PIPE, stderr=self._stderr, stdin=subprocess.DEVNULL,
-            start_new_session=True, text=True, bufsize=1,
+            argv, env=env, stdout=subprocess.PIPE, stderr=self._stderr,
+            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL, start_new_session=True, text=True, bufsize=1,
         )
         self.started = time.monotonic()
         self._reader = threading.Thread(target=self._read, name=f"read-{name}", daemon=True)
@@ -200,12 +129,15 @@ class Child:
     def _read(self) -> None:
         assert self.proc.stdout is not None
         for text in self.proc.stdout:
-            with self._lock:
+            with self._changed:
                 self.lines.append(Line(time.monotonic(), text.rstrip("\n")))
+                self._changed.notify_all()
+        with self._changed:
+            self._changed.notify_all()
 
     def snapshot(self) -> list[Line]:
         """The lines received so far."""
-        with self._lock:
+        with self._changed:
             return list(self.lines)
 
     def text(self) -> str:
@@ -221,22 +153,46 @@ class Child:
         except OSError:
             return ""
 
+    def next_line(self, start: int, predicate: Callable[[str], bool], timeout_s: float,
+                  what: str) -> tuple[int, Line]:
+        """The first stdout line from index ``start`` on matching ``predicate``, with its
+        index; BenchError when the child's stdout ends first or at the deadline."""
+        deadline = time.monotonic() + timeout_s
+        index = start
+        with self._changed:
+            while True:
+                while index < len(self.lines):
+                    if predicate(self.lines[index].text):
+                        return index, self.lines[index]
+                    index += 1
+                if not self._reader.is_alive():
+                    break
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise BenchError(f"{self.name}: no {what} within {timeout_s:.0f}s; "
+                                     f"stdout: {self._text_locked()[-800:]} {self.stderr_tail()}")
+                self._changed.wait(min(left, 1.0))
+        try:
+            code = self.proc.wait(timeout=5.0)
+        except subprocess.TimeoutExpired:
+            code = None
+        raise BenchError(f"{self.name} exited ({code}) before {what}: {self.text()[-800:]} {self.stderr_tail()}")
+
+    def _text_locked(self) -> str:
+        return "\n".join(line.text for line in self.lines)
+
     def wait_for_line(self, predicate: Callable[[str], bool], timeout_s: float, what: str) -> Line:
         """The first stdout line matching ``predicate``; BenchError on exit or deadline."""
-        deadline = time.monotonic() + timeout_s
-        seen = 0
-        while True:
-            lines = self.snapshot()
-            for line in lines[seen:]:
-                if predicate(line.text):
-                    return line
-            seen = len(lines)
-            if self.proc.poll() is not None and not self._reader.is_alive():
-                raise BenchError(f"{self.name} exited ({self.proc.returncode}) before {what}: "
-                                 f"{self.text()[-800:]} {self.stderr_tail()}")
-            if time.monotonic() >= deadline:
-                raise BenchError(f"{self.name}: no {what} within {timeout_s}s; stdout: {self.text()[-800:]}")
-            time.sleep(0.005)
+        return self.next_line(0, predicate, timeout_s, what)[1]
+
+    def send(self, text: str) -> None:
+        """Write one line to the child's stdin (``stdin=True``); BenchError if it is gone."""
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(text + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, ValueError, OSError) as exc:
+            raise BenchError(f"{self.name}: cannot write to its stdin: {exc}; log: {self.stderr_tail()}") from None
 
     def wait(self, timeout_s: float) -> int:
         """Wait for a normal exit; on timeout stop it and raise."""
@@ -249,16 +205,26 @@ class Child:
         self._finish()
         return code
 
-    def stop(self, grace_s: float = 5.0) -> int:
-        """SIGINT, then SIGKILL after ``grace_s``; returns the exit code."""
-        if self.proc.poll() is None:
+    def stop(self, grace_s: float = 5.0, kill_s: float = 5.0, first_signal: signal.Signals = signal.SIGINT) -> int:
+        """Close stdin (if it has one) and wait ``grace_s``; then ``first_signal`` (and wait
+        ``grace_s`` when there was no stdin, else ``kill_s``), then SIGKILL.  Returns the exit code."""
+        steps: list[tuple[signal.Signals | None, float]] = [(first_signal, grace_s), (signal.SIGKILL, kill_s)]
+        if self.proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
+            steps = [(None, grace_s), (first_signal, kill_s), (signal.SIGKILL, kill_s)]
+        for sig, wait_s in steps:
+            if self.proc.poll() is not None:
+                break
+            if sig is not None:
+                if sig != steps[0][0]:
+                    log.warning("%s (pid %d) still running: sending %s", self.name, self.proc.pid, sig.name)
+                with contextlib.suppress(ProcessLookupError):
+                    self.proc.send_signal(sig)
             try:
-                self.proc.send_signal(signal.SIGINT)
-                self.proc.wait(timeout=grace_s)
+                self.proc.wait(timeout=wait_s)
             except subprocess.TimeoutExpired:
-                log.warning("%s (pid %d) ignored SIGINT: killing it", self.name, self.proc.pid)
-                self.proc.kill()
-                self.proc.wait(timeout=grace_s)
+                continue
         self._finish()
         return self.proc.returncode
 
@@ -285,7 +251,12 @@ atexit.register(stop_all_children)
 
 
 def python_child_argv(script: str, *args: str) -> list[str]:
-    """argv to run ``benchmarks/<script>`` with this interpreter, unbuffered."""
+    """argv to run ``benchmarks/<script>`` with this interpreter, unbuffered, the way this
+    process was started: ``-m benchmarks.<name>`` (same working directory, so the same
+    ``benchmarks`` and ``aeron_py`` are imported) or by file path."""
+    main = sys.modules.get("__main__")
+    if getattr(main, "__spec__", None) is not None:
+        return [sys.executable, "-u", "-m", f"benchmarks.{Path(script).stem}", *args]
     return [sys.executable, "-u", str(BENCH_DIR / script), *args]
 
 
@@ -296,22 +267,6 @@ def install_signal_cleanup() -> None:
         raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, _on_term)
-
-
-def run_standalone(measure: Callable[[Any, Any], dict[str, Any]]) -> int:
-    """Run one benchmark on its own: build the C tools, start the shared driver, print JSON.
-
-    ``measure(tools, driver)`` does the work (e.g. ``run_pingpong`` with its options bound).
-    """
-    import c_tools
-    import shared_driver
-
-    install_signal_cleanup()
-    tools = c_tools.build_c_tools()
-    with shared_driver.SharedDriver(tools.aeronmd, LOG_DIR) as driver:
-        result = measure(tools, driver)
-    print(json.dumps(result, indent=1))
-    return 0
 
 
 class StopFlag:
