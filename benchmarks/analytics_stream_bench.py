@@ -6,7 +6,7 @@ All real, on loopback: ``python -m aeron_py.echo_server --events DIR --blocklist
 and ``python -m aeron_py.analytics DIR --follow --blocklist FILE --master local[2]``.
 
 1. **Time to block**: after ``--warmup`` untimed attacks, ``--runs`` times, a fresh attacker address (127.0.0.20, .21, ...)
-   floods HELLOs (:class:`aeron_py.echo.flood.HelloFlood`). Measured from the server's own
+   floods HELLOs (:class:`aeron_py.echo.load.flood.HelloFlood`). Measured from the server's own
    telemetry (one clock): the ``ts`` of the first ``hello`` from the attacker to the ``ts``
    of the ``blocklist_reload`` that put it on the list (from then on the server's endpoint
    filter drops it; a probe client from the attacker's address confirms it is refused).
@@ -40,8 +40,8 @@ from benchmarks.harness import (BenchError, Child, free_udp_ports, install_signa
                                 machine_info, pick, save_run, wait_until)
 
 from aeron_py.analytics.stream_sinks import read_batch_counts  # noqa: E402
-from aeron_py.blocklist import Blocklist  # noqa: E402
-from aeron_py.echo.flood import HelloFlood  # noqa: E402
+from aeron_py.echo.blocklist import Blocklist  # noqa: E402
+from aeron_py.echo.load.flood import HelloFlood  # noqa: E402
 from aeron_py.telemetry import read_events  # noqa: E402
 from aeron_py.telemetry.events import make_event  # noqa: E402
 from aeron_py.telemetry.writer import EventWriter  # noqa: E402

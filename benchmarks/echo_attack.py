@@ -38,8 +38,8 @@ from typing import Any
 
 from aeron_py import Aeron, MediaDriver
 from aeron_py.echo.client import EchoClient, publication_channel
-from aeron_py.echo.flood import HelloFlood
-from aeron_py.echo.protocol import STREAM_ID, format_hello
+from aeron_py.echo.load.flood import HelloFlood
+from aeron_py.echo.core.protocol import STREAM_ID, format_hello
 from aeron_py.idle import BackoffIdleStrategy
 from aeron_py.stat import DriverStat
 

@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from aeron_py.echo_load import percentile  # nearest-rank, as the load tool reports
+from aeron_py.echo.load.generator import percentile  # nearest-rank, as the load tool reports
 
 from benchmarks.harness import summarize
 
