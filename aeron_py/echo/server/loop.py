@@ -1,4 +1,4 @@
-"""Echo 2.0 server glue: moves bytes between Aeron and :class:`~.server_core.EchoServerCore`.
+"""Echo 2.0 server glue: moves bytes between Aeron and :class:`~aeron_py.echo.core.server.EchoServerCore`.
 
 One thread owns everything: the Aeron client runs with the conductor agent invoker,
 so image callbacks fire inside :meth:`EchoServer.run`'s own loop, where they only
