@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,6 +80,11 @@ class BlocklistWatch:
         self._loaded: Signature = before  # the signature of the version in force
         self._seen: Signature = before  # the signature at the previous poll
         self._failed: Signature = None  # a version that was refused (not retried, logged once)
+
+    def is_blocked(self, ip: str) -> str | None:
+        """The core's ``is_blocked``: the target of the entry in force now matching ``ip``, or None."""
+        entry = self.blocklist.match(ip, time.time())
+        return None if entry is None else entry.target
 
     def poll(self) -> BlocklistChange | None:
         """One cheap check (a ``stat``): the new list if the file has a new, valid, settled version."""

@@ -1,46 +1,51 @@
 """The duologues' Aeron channels: created without blocking, paced, closed without leaks.
 
-:class:`DuologueChannels` is the part of :class:`~.server.EchoServer` that executes
-the core's channel actions: it asks the driver for each duologue's subscription and
-exclusive publication (asynchronous adds, at most ``max_creating`` in flight, see
-:mod:`.creation`), holds a CONNECT back until its channels exist, retries a port the
-driver still holds, keeps attempts it gave up on as orphans until the client answers
-(and closes what they made), flushes the bounded outboxes and closes channels once
-their last replies are out.  It also owns the port bookkeeping: when a released port
-is bindable again, and, through the endpoint filter, who may send to a data port.
+:class:`DuologueChannels` owns every duologue's channels from the core's
+``CreateDuologue`` to its last reply out: it asks the driver for each duologue's
+subscription and exclusive publication (asynchronous adds, at most ``max_creating``
+in flight, see :mod:`.creation`), holds a CONNECT back until its channels exist,
+retries a port the driver still holds, keeps attempts it gave up on as orphans until
+the client answers (and closes what they made), flushes the bounded outboxes (the
+broadcast's and each duologue's) and closes channels once their last replies are
+out.  It also owns the port bookkeeping: when a released port is bindable again,
+and, through the endpoint filter, who may send to a data port.
+
+When the core must be told something (``create_failed``, ``send_failed``) the pass
+calls it and yields the actions it returns (:mod:`.steps`): the dispatcher executes
+them; nothing here calls back into the loop.
 """
 from __future__ import annotations
 
 import logging
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ...channel import ChannelUri
 from ...errors import AeronError, aeron_cause
-from ...publication import Publication
-from ...subscription import Subscription
 from .creation import Attempt, Pending
 from .outbox import Outbox
+from .steps import Steps
 from ..core.protocol import STREAM_ID
-from .images import reject_image
-from ..core.server import RejectImage
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from ...client import Aeron
     from ...poll_set import PollSet
+    from ...publication import Publication
+    from ...subscription import Image, Subscription
     from .endpoint_guard import EndpointGuard
-    from .images import ImageBook
-    from ..core.server import Action, EchoServerCore
     from .options import ServerOptions
-    from ...subscription import Image
+    from ..core.server import Broadcast, CreateDuologue, EchoServerCore, SendDuologue
 
-__all__ = ["Duologue", "DuologueChannels"]
+__all__ = ["Duologue", "DuologueChannels", "OnImage"]
 
 logger = logging.getLogger("aeron_py.echo.server")
+_loop_logger = logging.getLogger("aeron_py.echo.server.loop")  # the name its lines have always had
+
+#: ``on_image(key, up)``: the conductor callback for images coming (``up``) or going on subscription ``key``.
+OnImage = Callable[[int | None, bool], Callable[["Image"], None]]
 
 _RETRY_INTERVAL = 0.05  # between attempts to create a duologue
 # When the driver lets go of a released port (measured with the 100 ms timer): a
@@ -61,31 +66,191 @@ class Duologue:
 
 
 class DuologueChannels:
-    """Channel half of the server loop (a mixin: the state lives on the server)."""
+    """The duologues' channels, outboxes and ports: live, pending, orphaned and closing."""
 
-    options: ServerOptions
-    _aeron: Aeron | None
-    _guard: EndpointGuard | None
-    _core: EchoServerCore
-    _broadcast: Publication | None
-    _broadcast_out: Outbox
-    _outbox_drops: int
-    _duologues: dict[int, Duologue]
-    _closing: dict[int, Duologue]
-    _dirty: set[int]
-    _poll_set: PollSet[int] | None
-    _pending: dict[int, Pending]
-    _orphans: list[Attempt]
-    _images: ImageBook
-    _released: dict[int, tuple[float, str]]
+    def __init__(self, options: ServerOptions, core: EchoServerCore, aeron: Aeron, guard: EndpointGuard,
+                 poll_set: PollSet[int], broadcast: Publication, on_image: OnImage) -> None:
+        self._options = options
+        self._core = core
+        self._aeron = aeron
+        self._guard = guard
+        self._poll_set = poll_set  # every live duologue's subscription, keyed by session
+        self._broadcast = broadcast
+        self._on_image = on_image
+        self._broadcast_out = Outbox(options.broadcast_cap)
+        self._outbox_drops = 0  # replies dropped from duologue outboxes already gone
+        self._duologues: dict[int, Duologue] = {}
+        self._closing: dict[int, Duologue] = {}
+        self._dirty: set[int] = set()  # live duologues whose outbox holds replies
+        self._pending: dict[int, Pending] = {}
+        self._orphans: list[Attempt] = []  # attempts of duologues already gone, still in flight
+        self._released: dict[int, tuple[float, str]] = {}  # port -> (bindable again at, "data"/"control")
 
-    if TYPE_CHECKING:
-        def _execute(self, actions: list[Action], now: float) -> None: ...
-        def _on_image(self, key: int | None, up: bool) -> Callable[[Image], None]: ...
-        def _subscription(self, key: int | None) -> Subscription | None: ...
+    # ---- what the others may ask
+
+    def is_pending(self, session: int | None) -> bool:
+        """Whether duologue ``session`` waits for its channels."""
+        return session in self._pending
+
+    def is_live(self, session: int | None) -> bool:
+        """Whether duologue ``session`` has its channels (and is not closed)."""
+        return session in self._duologues
+
+    def subscription(self, session: int) -> Subscription | None:
+        """The live duologue's subscription."""
+        d = self._duologues.get(session)
+        return None if d is None else d.sub
+
+    def count(self) -> int:
+        """Duologues whose channels are open, pending or still flushing (orphans included)."""
+        return len(self._duologues) + len(self._closing) + len(self._pending) + len(self._orphans)
+
+    def settled(self) -> bool:
+        """Nothing queued or in flight that needs the loop before traffic comes (quiet mode)."""
+        return not (self._dirty or self._pending or self._closing or self._orphans or self._broadcast_out)
+
+    def draining(self) -> bool:
+        """Replies still queued for a publication being closed, or adds still unanswered."""
+        return bool(self._closing or self._broadcast_out or self._orphans)
+
+    def outbox_drops(self) -> int:
+        """Replies dropped from every outbox so far (telemetry)."""
+        return self._broadcast_out.dropped + self._outbox_drops + sum(
+            d.outbox.dropped for d in (*self._duologues.values(), *self._closing.values()))
+
+    def port_busy(self, port: int) -> bool:
+        """The core's ``port_busy``: a closed channel of ours may still bind ``port``."""
+        return self._bindable_at(port, "data") > time.monotonic()
+
+    # ---- the core's actions
+
+    def broadcast(self, action: Broadcast, now: float) -> None:
+        """Queue a reply on the all-clients publication; a CONNECT waits for its duologue's channels."""
+        session = action.duologue_session
+        pending = self._pending.get(session) if session is not None else None
+        if pending is not None:
+            pending.held.append(action.data)
+        else:
+            self._push_broadcast(action.data, now)
+
+    def create(self, action: CreateDuologue, now: float) -> Steps:
+        """A new duologue: pending until its channels exist; the first attempt starts now."""
+        pending = Pending(action, now + self._options.create_timeout)
+        self._pending[action.session_id] = pending
+        return (yield from self._try_create(pending, now))
+
+    def send(self, action: SendDuologue, now: float) -> Steps:
+        """Queue a reply on a live duologue; an outbox already full fails the duologue."""
+        d = self._duologues.get(action.session_id)
+        if d is None:
+            return 0
+        self._dirty.add(action.session_id)
+        if not d.outbox.push(action.data, now + self._options.send_timeout):
+            _loop_logger.warning("duologue %d: %d replies waiting; closing it", action.session_id, len(d.outbox))
+            yield self._core.send_failed(action.session_id, now)
+        return 0
+
+    def close(self, session: int, had_images: bool, now: float) -> None:
+        """Close a duologue: pending (its CONNECT dropped with it) or live (once its last replies are out)."""
+        if self._drop_pending(session, now):
+            return  # its CONNECT is dropped with it
+        d = self._duologues.pop(session, None)
+        if d is None:
+            return
+        self._dirty.discard(session)
+        self._guard.own_port(d.data_port, None)
+        self._poll_set.remove(d.sub)
+        d.sub.close()
+        self._release(d.data_port, "data", now + (_SUB_WITH_IMAGES_RELEASE if had_images else _SUB_RELEASE))
+        d.outbox.flush(d.pub, now)
+        if d.outbox:
+            self._closing[session] = d  # closed once its last replies are out
+            self._release(d.control_port, "control", math.inf)
+        else:
+            self._outbox_drops += d.outbox.dropped
+            self._close_publication(d.pub, d.control_port, now)
+
+    # ---- each loop iteration
+
+    def flush(self, now: float) -> Steps:
+        """Offer queued replies: the broadcast's, the duologues' in ``_dirty`` (O(those)),
+        and the closing duologues' last ones (closed once empty or expired)."""
+        work = 0
+        if self._broadcast_out:
+            sent, failure = self._broadcast_out.flush(self._broadcast, now)
+            work += sent
+            if failure is not None:
+                self._core.log_summary.log(logging.WARNING, "broadcast:dropped", now,
+                                           "broadcast replies dropped: %s", failure)
+        for session in list(self._dirty):  # only the duologues with queued replies
+            d = self._duologues.get(session)
+            if d is None or not d.outbox:
+                self._dirty.discard(session)
+                continue
+            sent, failure = d.outbox.flush(d.pub, now)
+            work += sent
+            if not d.outbox:
+                self._dirty.discard(session)
+            if failure is not None:
+                logger.warning("duologue %d: reply not sent: %s", session, failure)
+                yield self._core.send_failed(session, now)
+        for session, d in list(self._closing.items()):
+            sent, failure = d.outbox.flush(d.pub, now)
+            work += sent
+            if failure is not None or not d.outbox:
+                d.outbox.clear()
+                self._outbox_drops += d.outbox.dropped
+                del self._closing[session]
+                self._close_publication(d.pub, d.control_port, now)
+        return work
+
+    def advance(self, now: float) -> Steps:
+        """Every pending duologue: poll its attempt, or start the next one when due."""
+        work = 0
+        for session, pending in list(self._pending.items()):
+            if self._pending.get(session) is not pending:
+                continue  # gone meanwhile
+            if pending.attempt is not None:
+                work += yield from self._advance(pending, now)
+            elif now >= min(pending.next_attempt, pending.deadline):
+                work += yield from self._try_create(pending, now)
+        return work
+
+    def reap_orphans(self, now: float) -> int:
+        """Close what the driver made for orphaned attempts; number of attempts finished."""
+        if not self._orphans:
+            return 0
+        answered = [attempt for attempt in self._orphans if attempt.poll()]
+        for attempt in answered:
+            self._orphans.remove(attempt)
+            self._discard(attempt, now)
+        return len(answered)
+
+    def forget_released(self, now: float) -> None:
+        """Forget the released ports that are bindable again (each tick)."""
+        self._released = {p: r for p, r in self._released.items() if r[0] > now}
+
+    # ---- shutdown
+
+    def drop_all_pending(self, now: float) -> None:
+        for session in list(self._pending):
+            self._drop_pending(session, now)
+
+    def abandon(self) -> None:
+        """After the shutdown drain: unanswered adds are left to the client's close, and
+        the publications of closing duologues are closed with whatever they still hold."""
+        if self._orphans:
+            logger.warning("%d duologue channel adds still unanswered at shutdown; the client's "
+                           "close frees them", len(self._orphans))
+            self._orphans.clear()
+        for d in self._closing.values():
+            d.pub.close()
+        self._closing.clear()
+
+    # ---- creation
 
     def _push_broadcast(self, data: bytes, now: float) -> None:
-        if not self._broadcast_out.push(data, now + self.options.send_timeout):
+        if not self._broadcast_out.push(data, now + self._options.send_timeout):
             self._core.log_summary.log(logging.WARNING, "broadcast:full", now,
                                        "broadcast outbox full (%d): oldest reply dropped", self._broadcast_out.cap)
 
@@ -93,17 +258,16 @@ class DuologueChannels:
         """Duologue channel adds the driver has not answered yet (ours and orphaned)."""
         return len(self._orphans) + sum(1 for p in self._pending.values() if p.attempt is not None)
 
-    def _try_create(self, pending: Pending, now: float) -> int:
+    def _try_create(self, pending: Pending, now: float) -> Steps:
         """Start one attempt at a pending duologue's channels (never blocks); 1 if started."""
-        a, o = pending.action, self.options
+        a, o = pending.action, self._options
         busy = max(self._bindable_at(a.data_port, "data"), self._bindable_at(a.control_port, "control"))
         if now < busy:  # a closed channel of ours may still hold a port
             pending.next_attempt = min(busy, now + 10 * _RETRY_INTERVAL)
-            return self._give_up_if_late(pending, now, f"ports {a.data_port}/{a.control_port} still held")
+            return (yield from self._give_up_if_late(pending, now, f"ports {a.data_port}/{a.control_port} still held"))
         if self._in_flight() >= o.max_creating:  # pace: the driver is still busy with earlier adds
             pending.next_attempt = now + _RETRY_INTERVAL
-            return self._give_up_if_late(pending, now, f"{o.max_creating} channel adds already in flight")
-        assert self._aeron is not None and self._guard is not None
+            return (yield from self._give_up_if_late(pending, now, f"{o.max_creating} channel adds already in flight"))
         pending.attempts += 1
         self._guard.own_port(a.data_port, a.owner_ip)
         attempt = pending.attempt = Attempt(a.data_port, a.control_port)
@@ -120,34 +284,46 @@ class DuologueChannels:
             attempt.error = exc
         return 1
 
-    def _advance(self, pending: Pending, now: float) -> int:
+    def _advance(self, pending: Pending, now: float) -> Steps:
         """Poll a pending duologue's attempt: go live, or schedule a retry; 1 if it moved on."""
         attempt, a = pending.attempt, pending.action
         assert attempt is not None
         if not attempt.poll():
-            return self._give_up_if_late(pending, now, "the media driver has not answered")
+            return (yield from self._give_up_if_late(pending, now, "the media driver has not answered"))
         pending.attempt = None
         if attempt.error is not None:
             made_pub = attempt.pub is not None
             self._discard(attempt, now)
             # A publication of this session that is still lingering makes the retry fail
             # with a session clash: wait until it is gone.
-            wait = self.options.linger + _PUB_RELEASE_EXTRA if made_pub else _RETRY_INTERVAL
+            wait = self._options.linger + _PUB_RELEASE_EXTRA if made_pub else _RETRY_INTERVAL
             pending.next_attempt = now + wait
             self._core.log_summary.log(logging.INFO, "create_retry", now,
                                        "duologue %d: attempt %d to open ports %d/%d failed: %s", a.session_id,
                                        pending.attempts, a.data_port, a.control_port, aeron_cause(attempt.error))
-            self._give_up_if_late(pending, now, aeron_cause(attempt.error))
+            yield from self._give_up_if_late(pending, now, aeron_cause(attempt.error))
             return 1
         assert attempt.sub is not None and attempt.pub is not None
         del self._pending[a.session_id]
-        assert self._poll_set is not None
         self._poll_set.add(attempt.sub, a.session_id)
         self._duologues[a.session_id] = Duologue(attempt.pub, attempt.sub, a.data_port, a.control_port,
-                                                  Outbox(self.options.duologue_outbox_cap))
+                                                  Outbox(self._options.duologue_outbox_cap))
         for data in pending.held:
             self._push_broadcast(data, now)
         return 1
+
+    def _give_up_if_late(self, pending: Pending, now: float, why: str) -> Steps:
+        if now < pending.deadline:
+            return 0
+        session = pending.action.session_id
+        self._drop_pending(session, now)
+        self._core.log_summary.log(logging.ERROR, "create_failed", now,
+                                   "duologue %d: could not open its channels within %.1f s (%s)",
+                                   session, self._options.create_timeout, why)
+        yield self._core.create_failed(session, now)
+        return 1
+
+    # ---- closing and ports
 
     def _discard(self, attempt: Attempt, now: float) -> None:
         """Close what an answered attempt made and note when its ports are free again.
@@ -156,10 +332,9 @@ class DuologueChannels:
         nobody can close it: its port is retired for good (see :mod:`.creation`)."""
         if attempt.timed_out:
             logger.error("the media driver did not answer a duologue channel add within %.1f s; "
-                         "ports %d/%d retired", self.options.driver_timeout, attempt.data_port, attempt.control_port)
+                         "ports %d/%d retired", self._options.driver_timeout, attempt.data_port, attempt.control_port)
             for port in (attempt.data_port, attempt.control_port):
                 self._core.retire_port(port)
-        assert self._guard is not None
         self._guard.own_port(attempt.data_port, None)
         if attempt.sub is not None:
             attempt.sub.close()
@@ -180,16 +355,6 @@ class DuologueChannels:
                 self._orphans.append(attempt)  # closed once the driver answers
         return True
 
-    def _reap_orphans(self, now: float) -> int:
-        """Close what the driver made for orphaned attempts; number of attempts finished."""
-        if not self._orphans:
-            return 0
-        answered = [attempt for attempt in self._orphans if attempt.poll()]
-        for attempt in answered:
-            self._orphans.remove(attempt)
-            self._discard(attempt, now)
-        return len(answered)
-
     def _bindable_at(self, port: int, role: str) -> float:
         """When ``port`` can be bound for ``role``; a new publication shares a lingering
         publication's control socket, so control after control is never delayed."""
@@ -200,82 +365,9 @@ class DuologueChannels:
             return 0.0
         return released[0]
 
-    def _port_busy(self, port: int) -> bool:
-        """The core's ``port_busy``: a closed channel of ours may still bind ``port``."""
-        return self._bindable_at(port, "data") > time.monotonic()
-
     def _release(self, port: int, role: str, bindable_at: float) -> None:
         self._released[port] = (bindable_at, role)
 
-    def _give_up_if_late(self, pending: Pending, now: float, why: str) -> int:
-        if now < pending.deadline:
-            return 0
-        session = pending.action.session_id
-        self._drop_pending(session, now)
-        self._core.log_summary.log(logging.ERROR, "create_failed", now,
-                                   "duologue %d: could not open its channels within %.1f s (%s)",
-                                   session, self.options.create_timeout, why)
-        self._execute(self._core.create_failed(session, now), now)
-        return 1
-
-    def _close_duologue(self, session: int, now: float) -> None:
-        if self._drop_pending(session, now):
-            return  # its CONNECT is dropped with it
-        d = self._duologues.pop(session, None)
-        if d is None:
-            return
-        self._dirty.discard(session)
-        had_images = bool(self._images.remove_key(session))
-        assert self._guard is not None and self._poll_set is not None
-        self._guard.own_port(d.data_port, None)
-        self._poll_set.remove(d.sub)
-        d.sub.close()
-        self._release(d.data_port, "data", now + (_SUB_WITH_IMAGES_RELEASE if had_images else _SUB_RELEASE))
-        d.outbox.flush(d.pub, now)
-        if d.outbox:
-            self._closing[session] = d  # closed once its last replies are out
-            self._release(d.control_port, "control", math.inf)
-        else:
-            self._outbox_drops += d.outbox.dropped
-            self._close_publication(d.pub, d.control_port, now)
-
     def _close_publication(self, pub: Publication, control_port: int, now: float) -> None:
         pub.close()
-        self._release(control_port, "control", now + self.options.linger + _PUB_RELEASE_EXTRA)
-
-    def _reject(self, action: RejectImage) -> None:
-        tracked = self._images.get(action.image_id)
-        if tracked is None or not reject_image(self._subscription(tracked.key), tracked.session_id, action.reason):
-            logger.debug("cannot reject image %d (%s): it is gone", action.image_id, action.reason)
-
-    def _flush(self, now: float) -> int:
-        """Offer queued replies: the broadcast's, the duologues' in ``_dirty`` (O(those)),
-        and the closing duologues' last ones (closed once empty or expired)."""
-        work = 0
-        if self._broadcast_out and self._broadcast is not None:
-            sent, failure = self._broadcast_out.flush(self._broadcast, now)
-            work += sent
-            if failure is not None:
-                self._core.log_summary.log(logging.WARNING, "broadcast:dropped", now,
-                                           "broadcast replies dropped: %s", failure)
-        for session in list(self._dirty):  # only the duologues with queued replies
-            d = self._duologues.get(session)
-            if d is None or not d.outbox:
-                self._dirty.discard(session)
-                continue
-            sent, failure = d.outbox.flush(d.pub, now)
-            work += sent
-            if not d.outbox:
-                self._dirty.discard(session)
-            if failure is not None:
-                logger.warning("duologue %d: reply not sent: %s", session, failure)
-                self._execute(self._core.send_failed(session, now), now)
-        for session, d in list(self._closing.items()):
-            sent, failure = d.outbox.flush(d.pub, now)
-            work += sent
-            if failure is not None or not d.outbox:
-                d.outbox.clear()
-                self._outbox_drops += d.outbox.dropped
-                del self._closing[session]
-                self._close_publication(d.pub, d.control_port, now)
-        return work
+        self._release(control_port, "control", now + self._options.linger + _PUB_RELEASE_EXTRA)

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ParamSpec, Protocol
 
 from ..blocklist import Blocklist
 from ...errors import AeronError
@@ -26,6 +26,16 @@ logger = logging.getLogger(__name__)
 from ...endpoint_filter import EndpointFilterConfig
 
 __all__ = ["FilterLimits", "EndpointGuard"]
+
+P = ParamSpec("P")
+
+
+class _Filter(Protocol):
+    """What the guard uses of ``driver.endpoint_filter`` (:class:`~aeron_py.endpoint_filter.EndpointFilter`)."""
+
+    def set_blocklist(self, entries: Iterable[str]) -> None: ...
+    def set_port_owner(self, port: int, address: str | None) -> None: ...
+    def counters(self) -> dict[str, int]: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,6 +61,7 @@ class EndpointGuard:
     """Keeps the driver's filter table in step with the server (no-op without a filter)."""
 
     def __init__(self, driver: Any) -> None:
+        self._filter: _Filter | None
         try:
             self._filter = driver.endpoint_filter
         except (AttributeError, AeronError):  # a driver made with endpoint_filter=None
@@ -73,7 +84,7 @@ class EndpointGuard:
         entries = [] if blocklist is None else [e for e in blocklist if e.active(now)]
         expiries = [e.expires for e in entries if e.expires is not None]
         self._next_expiry = min(expiries) if expiries else None
-        self._call("set_blocklist", [e.target for e in entries])
+        self._call(self._filter.set_blocklist, [e.target for e in entries])
 
     def refresh(self, now: float | None = None) -> None:
         """Reload the blocklist when one of its entries has expired (call periodically)."""
@@ -84,7 +95,7 @@ class EndpointGuard:
     def own_port(self, port: int, address: str | None) -> None:
         """Only ``address`` may send to ``port`` (None: anyone again)."""
         if self._filter is not None:
-            self._call("set_port_owner", port, address)
+            self._call(self._filter.set_port_owner, port, address)
 
     def counters(self) -> dict[str, int]:
         """The filter's drop counters, named ``filter: <reason>``."""
@@ -96,8 +107,10 @@ class EndpointGuard:
             logger.warning("endpoint filter counters unavailable: %s", exc)
             return {}
 
-    def _call(self, name: str, *args: Iterable[str] | int | str | None) -> None:
+    @staticmethod
+    def _call(method: Callable[P, None], *args: P.args, **kwargs: P.kwargs) -> None:
+        """``method(*args)`` of the filter; a failure is logged, the server goes on."""
         try:
-            getattr(self._filter, name)(*args)
+            method(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - a filter failure is logged, the server goes on
-            logger.error("endpoint filter %s%r failed: %s", name, args, exc)
+            logger.error("endpoint filter %s%r failed: %s", method.__name__, args, exc)

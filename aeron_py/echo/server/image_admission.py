@@ -1,17 +1,18 @@
 """Image admission: client images reach the core before any of their messages.
 
 The C client calls the image callbacks on the loop's own thread (conductor agent
-invoker) inside ``aeron.do_work()``; the callback only enqueues an
-:class:`ImageEvent` built from the snapshot the binding hands it (the image's
-constants: nothing is listed, nothing retained, O(1) per event).  The loop then
-hands the queued events to the core *before* it polls (every image in a
-subscription's list had its callback in the same duty cycle), so the core always
-knows an image before its first message.  Events of a duologue still being created
-wait until it is live (or gone).  See :mod:`.images` for why no image handle is kept.
+invoker) inside ``aeron.do_work()``; the callback (:meth:`ImageEvents.callback`)
+only enqueues an :class:`ImageEvent` built from the snapshot the binding hands it
+(the image's constants: nothing is listed, nothing retained, O(1) per event).  The
+loop then has :meth:`ImageAdmission.to_core` hand the queued events to the core
+*before* it polls (every image in a subscription's list had its callback in the
+same duty cycle), so the core always knows an image before its first message.
+Events of a duologue still being created wait until it is live (or gone).  See
+:mod:`.images` for why no image handle is kept.
 
 End of stream: a client that closes its duologue publication cleanly sends an end of
 stream; once the server has read all of it the image is at its end (seconds before
-the driver declares it unavailable).  :meth:`ImageAdmission._ends_of_stream` (every
+the driver declares it unavailable).  :meth:`ImageAdmission.ends_of_stream` (every
 ~50 ms: one C call walking the duologue subscriptions' images) treats such an image
 as gone, so the duologue's slot is free at once; its ports still follow the port
 rules of :mod:`.channels` (the image still drains in the driver).
@@ -24,17 +25,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .channels import DuologueChannels
 from .images import ImageBook, TrackedImage, reject_image
+from .steps import Steps
 from ..core.protocol import split_source_identity
 
 if TYPE_CHECKING:
     from ...poll_set import PollSet
     from ...subscription import Image, Subscription
-    from .channels import Duologue
-    from .creation import Pending
-    from ..core.server import Action, EchoServerCore
+    from ..core.server import Action, EchoServerCore, RejectImage
 
-__all__ = ["ImageAdmission", "ImageEvent"]
+__all__ = ["ImageAdmission", "ImageEvent", "ImageEvents"]
 
 logger = logging.getLogger("aeron_py.echo.server")
 
@@ -51,91 +52,107 @@ class ImageEvent:
     term_length: int
 
 
-class ImageAdmission:
-    """Image half of the server loop (a mixin: the state lives on the server)."""
+class ImageEvents:
+    """The queue the conductor's image callbacks fill (enqueue only); :class:`ImageAdmission` empties it.
 
-    _core: EchoServerCore
-    _all_clients: Subscription | None
-    _duologues: dict[int, Duologue]
-    _pending: dict[int, Pending]
-    _images: ImageBook
-    _image_events: deque[ImageEvent]
-    _poll_set: PollSet[int] | None
+    Made before any subscription (they need its callbacks), so it stands alone."""
 
-    if TYPE_CHECKING:
-        def _execute(self, actions: list[Action], now: float) -> None: ...
+    def __init__(self) -> None:
+        self.queue: deque[ImageEvent] = deque()
 
-    def _on_image(self, key: int | None, up: bool) -> Callable[[Image], None]:
-        events = self._image_events
+    def callback(self, key: int | None, up: bool) -> Callable[[Image], None]:
+        """The callback for images coming (``up``) or going on subscription ``key``."""
+        events = self.queue
 
         def callback(image: Image) -> None:  # conductor callback: enqueue only
             events.append(ImageEvent(up, key, image.correlation_id, image.session_id,
                                      image.source_identity, image.term_buffer_length))
         return callback
 
-    def _subscription(self, key: int | None) -> Subscription | None:
-        if key is None:
-            return self._all_clients
-        d = self._duologues.get(key)
-        return None if d is None else d.sub
 
-    def _source_port(self, image_id: int | None) -> int:
+class ImageAdmission:
+    """The announced images (an :class:`~.images.ImageBook`) and the events that change them."""
+
+    def __init__(self, core: EchoServerCore, events: ImageEvents, all_clients: Subscription,
+                 poll_set: PollSet[int], channels: DuologueChannels) -> None:
+        self._core = core
+        self._events = events
+        self._all_clients = all_clients
+        self._poll_set = poll_set
+        self._channels = channels
+        self._images = ImageBook()
+
+    def to_core(self, now: float) -> Steps:
+        """The queued image events to the core (the core's actions of each yielded); the number handed over."""
+        queue = self._events.queue
+        if not queue:
+            return 0
+        events = list(queue)
+        queue.clear()
+        done = 0
+        for ev in events:
+            if self._channels.is_pending(ev.key):  # its duologue is still being created: keep for later
+                queue.append(ev)
+                continue
+            done += 1
+            yield self._image_up(ev, now) if ev.up else self._image_down(ev, now)
+        return done
+
+    def ends_of_stream(self, now: float) -> Steps:
+        """Duologue client images that reached their end of stream leave the core now."""
+        ended = self._poll_set.end_of_stream()
+        for session, session_id in ended:
+            image_id = self._images.image_for(session, session_id)
+            if image_id is None or not self._channels.is_live(session):
+                continue  # never announced, or its duologue is gone already
+            yield self._core.duologue_image_unavailable(session, image_id, now)
+            self._images.remove(image_id)  # its unavailable event, later, is then ignored
+        return len(ended)
+
+    def reject(self, action: RejectImage) -> None:
+        """The core's ``RejectImage``: the image is rejected by the driver (if it is still there)."""
+        tracked = self._images.get(action.image_id)
+        if tracked is None or not reject_image(self._subscription(tracked.key), tracked.session_id, action.reason):
+            logger.debug("cannot reject image %d (%s): it is gone", action.image_id, action.reason)
+
+    def forget_duologue(self, session: int) -> bool:
+        """Forget every image of a duologue being closed; whether it had any."""
+        return bool(self._images.remove_key(session))
+
+    def image_for(self, key: int | None, session_id: int) -> int | None:
+        """The announced image of ``session_id`` on subscription ``key`` (None: all-clients)."""
+        return self._images.image_for(key, session_id)
+
+    def source_port(self, image_id: int | None) -> int:
+        """The UDP source port of an announced image (0: unknown), for telemetry."""
         tracked = self._images.get(image_id)
         return split_source_identity(tracked.source)[1] if tracked is not None else 0
 
-    def _image_events_to_core(self, now: float) -> int:
-        if not self._image_events:
-            return 0
-        events = list(self._image_events)
-        self._image_events.clear()
-        done = 0
-        for ev in events:
-            if ev.key in self._pending:  # its duologue is still being created: keep for later
-                self._image_events.append(ev)
-                continue
-            done += 1
-            if ev.up:
-                self._image_up(ev, now)
-            else:
-                self._image_down(ev, now)
-        return done
+    def clear(self) -> None:
+        self._images.clear()
 
-    def _image_up(self, ev: ImageEvent, now: float) -> None:
-        if ev.key is not None and ev.key not in self._duologues:
-            return  # the duologue is already closed (its subscription with it)
+    def _subscription(self, key: int | None) -> Subscription | None:
+        return self._all_clients if key is None else self._channels.subscription(key)
+
+    def _image_up(self, ev: ImageEvent, now: float) -> list[Action]:
+        if ev.key is not None and not self._channels.is_live(ev.key):
+            return []  # the duologue is already closed (its subscription with it)
         if ev.image_id in self._images:
-            return
+            return []
         try:
             split_source_identity(ev.source)
         except ValueError as exc:
             logger.error("image %d has an unusable source: %s; rejecting it", ev.image_id, exc)
             reject_image(self._subscription(ev.key), ev.session_id, "bad source identity")
-            return
+            return []
         self._images.add(TrackedImage(ev.image_id, ev.key, ev.session_id, ev.source))
         if ev.key is None:
-            actions = self._core.initial_image_available(ev.image_id, ev.session_id, ev.source, ev.term_length, now)
-        else:
-            actions = self._core.duologue_image_available(ev.key, ev.image_id, ev.source, ev.term_length, now)
-        self._execute(actions, now)
+            return self._core.initial_image_available(ev.image_id, ev.session_id, ev.source, ev.term_length, now)
+        return self._core.duologue_image_available(ev.key, ev.image_id, ev.source, ev.term_length, now)
 
-    def _image_down(self, ev: ImageEvent, now: float) -> None:
+    def _image_down(self, ev: ImageEvent, now: float) -> list[Action]:
         if self._images.remove(ev.image_id) is None:
-            return  # never announced (its duologue was already gone)
+            return []  # never announced (its duologue was already gone)
         if ev.key is None:
-            actions = self._core.initial_image_unavailable(ev.image_id, now)
-        else:
-            actions = self._core.duologue_image_unavailable(ev.key, ev.image_id, now)
-        self._execute(actions, now)
-
-    def _ends_of_stream(self, now: float) -> int:
-        """Duologue client images that reached their end of stream leave the core now."""
-        if self._poll_set is None:
-            return 0
-        ended = self._poll_set.end_of_stream()
-        for session, session_id in ended:
-            image_id = self._images.image_for(session, session_id)
-            if image_id is None or session not in self._duologues:
-                continue  # never announced, or its duologue is gone already
-            self._execute(self._core.duologue_image_unavailable(session, image_id, now), now)
-            self._images.remove(image_id)  # its unavailable event, later, is then ignored
-        return len(ended)
+            return self._core.initial_image_unavailable(ev.image_id, now)
+        return self._core.duologue_image_unavailable(ev.key, ev.image_id, now)

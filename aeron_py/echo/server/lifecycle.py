@@ -1,49 +1,46 @@
-"""The server's life: media driver, client and all-clients channels up; everything down.
+"""The server's life: media driver, client and all-clients channels up; all of them down.
 
-:meth:`ServerLifecycle._setup` starts the embedded driver (SHARED threading, the
+:meth:`ServerLifecycle.setup` starts the embedded driver (SHARED threading, the
 endpoint filter unless turned off, a short publication linger and a 100 ms timer so
 released ports come back quickly, session ids ``[1, 2**31-1]`` reserved for the
 duologues), the Aeron client with the conductor agent invoker (image callbacks run
-on the loop thread), the all-clients publication and subscription, and telemetry.
-:meth:`ServerLifecycle._teardown` closes every duologue (flushing briefly), then the
-channels, client, driver and its directory, and never leaves one of them open when a
-step fails.  :meth:`ServerLifecycle._check_driver` turns a client that gave up on its
-driver into :class:`DriverLostError`.
+on the loop thread), the all-clients publication and subscription and the two poll
+sets; :meth:`ServerLifecycle.open_telemetry` then the telemetry.  It holds what it
+made (None until made).  :meth:`ServerLifecycle.close` closes telemetry, client,
+driver and its directory, and never leaves one of them open when a step fails (the
+duologues are closed before, by the loop).  :meth:`ServerLifecycle.check_driver`
+turns a client that gave up on its driver into :class:`DriverLostError`.
 """
 from __future__ import annotations
 
 import logging
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ...channel import ChannelUri
 from ...client import Aeron
 from ...driver import MediaDriver
 from ...errors import AeronError, aeron_cause
-from ...idle import BackoffIdleStrategy
 from ...traffic import QuietIdle
 from ...poll_set import PollSet
 from ..core.capacity import counters_buffer_length
+from .channels import DuologueChannels, OnImage
 from .endpoint_guard import EndpointGuard, FilterLimits
 from .file_limit import ensure_file_limit
 from ..core.protocol import STREAM_ID
 from .telemetry import ServerTelemetry
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from ..blocklist import Blocklist
     from ...publication import Publication
-    from ...subscription import Image, Subscription
-    from .channels import Duologue
-    from .creation import Attempt, Pending
-    from .images import ImageBook
-    from .outbox import Outbox
-    from ..core.server import Action, EchoServerCore, ServerConfig
+    from ...subscription import Subscription
+    from ..core.log_summary import LogSummary
+    from ..core.server import EchoServerCore, ServerConfig
     from .options import ServerOptions
 
-__all__ = ["DriverLostError", "ServerLifecycle"]
+__all__ = ["DriverLostError", "ServerLifecycle", "glue_counters"]
 
 logger = logging.getLogger("aeron_py.echo.server")
 
@@ -55,54 +52,64 @@ class DriverLostError(RuntimeError):
 
 
 class ServerLifecycle:
-    """Setup and teardown half of the server (a mixin: the state lives on the server)."""
+    """Makes, holds and closes the driver, the client, the all-clients channels and telemetry."""
 
-    options: ServerOptions
-    config: ServerConfig
-    driver_dir: str | None
-    _core: EchoServerCore
-    _driver: MediaDriver | None
-    _aeron: Aeron | None
-    _broadcast: Publication | None
-    _broadcast_out: Outbox
-    _outbox_drops: int
-    _all_clients: Subscription | None
-    _guard: EndpointGuard | None
-    _client_errors: deque[str]
-    _duologues: dict[int, Duologue]
-    _closing: dict[int, Duologue]
-    _pending: dict[int, Pending]
-    _orphans: list[Attempt]
-    _images: ImageBook
-    _telemetry: ServerTelemetry | None
-    _hello_set: PollSet[None] | None
-    _poll_set: PollSet[int] | None
+    def __init__(self, options: ServerOptions, config: ServerConfig, log_summary: LogSummary) -> None:
+        self._options = options
+        self._config = config
+        self._log_summary = log_summary
+        self._client_errors: deque[str] = deque(maxlen=8)
+        self.driver: MediaDriver | None = None
+        self.driver_dir: str | None = None
+        self.aeron: Aeron | None = None
+        self.guard: EndpointGuard | None = None
+        self.broadcast: Publication | None = None
+        self.all_clients: Subscription | None = None
+        self.hello_set: PollSet[None] | None = None  # the all-clients subscription
+        self.poll_set: PollSet[int] | None = None  # every live duologue's subscription, keyed by session
+        self.telemetry: ServerTelemetry | None = None
 
-    if TYPE_CHECKING:
-        @property
-        def _blocklist(self) -> Blocklist | None: ...
+    def setup(self, blocklist: Blocklist | None, on_image: OnImage) -> None:
+        """Driver, endpoint guard (with ``blocklist``), client, all-clients channels, poll sets."""
+        o = self._options
+        driver_options = self._driver_options()
+        self.driver = MediaDriver(o.dir, threading_mode="SHARED", idle_strategy="backoff",
+                                  quiet_idle=self._quiet_idle(), **driver_options)
+        self.driver_dir = self.driver.dir
+        self.guard = EndpointGuard(self.driver)
+        self.guard.set_blocklist(blocklist)
+        self.aeron = Aeron(driver=self.driver, use_conductor_agent_invoker=True, client_name="echo-server",
+                           timeout=o.driver_timeout, error_handler=self._on_client_error)
+        try:
+            self.broadcast = self.aeron.add_publication(ChannelUri.udp(
+                control=(o.address, o.control_port), control_mode="dynamic", reliable=True,
+                term_length=o.term_length), STREAM_ID)
+        except AeronError as exc:
+            raise type(exc)(f"cannot open the all-clients publication (control {o.address}:{o.control_port}): "
+                            f"{aeron_cause(exc)}") from exc
+        try:
+            self.all_clients = self.aeron.add_subscription(
+                ChannelUri.udp(endpoint=(o.address, o.port), reliable=True), STREAM_ID,
+                on_available_image=on_image(None, True), on_unavailable_image=on_image(None, False))
+        except AeronError as exc:
+            raise type(exc)(f"cannot open the all-clients subscription ({o.address}:{o.port}): "
+                            f"{aeron_cause(exc)}") from exc
+        self.hello_set, self.poll_set = PollSet(), PollSet()
+        self.hello_set.add(self.all_clients, None)
 
-        def _execute(self, actions: list[Action], now: float) -> None: ...
-        def _on_image(self, key: int | None, up: bool) -> Callable[[Image], None]: ...
-        def _drop_pending(self, session: int, now: float) -> bool: ...
-        def _flush(self, now: float) -> int: ...
-        def _reap_orphans(self, now: float) -> int: ...
-        def _publish(self) -> None: ...
-
-    def _setup(self) -> None:
-        o = self.options
+    def _driver_options(self) -> dict[str, Any]:
+        o, c = self._options, self._config
         driver_options: dict[str, Any] = dict(
             publication_reserved_session_id_low=1, publication_reserved_session_id_high=2**31 - 1,
             publication_linger_timeout_ns=int(o.linger * 1e9), timer_interval_ns=_TIMER_INTERVAL_NS,
             term_buffer_sparse_file=o.sparse_logs,
-            counters_buffer_length=counters_buffer_length(self.config.max_clients))
-        ensure_file_limit(2 * self.config.max_clients + 64)
+            counters_buffer_length=counters_buffer_length(c.max_clients))
+        ensure_file_limit(2 * c.max_clients + 64)
         if o.image_liveness_timeout is not None:
             driver_options["image_liveness_timeout_ns"] = int(o.image_liveness_timeout * 1e9)
         if o.dir is not None:
             driver_options.update(dir_delete_on_start=True, dir_delete_on_shutdown=True)
         if o.endpoint_filter:
-            c = self.config
             driver_options.update(FilterLimits(
                 max_term_length=c.max_image_term_length, setup_rate=o.setup_rate, setup_burst=o.setup_burst,
                 max_images_per_source=o.max_images_per_source,
@@ -114,109 +121,68 @@ class ServerLifecycle:
             driver_options["keepalive_interval_ns"] = round(o.keepalive_interval * 1e9)
             # duologue channels only: the broadcast gains late joiners (clients sharing one
             # driver reuse its endpoint) that need a heartbeat to ask for SETUP
-            c = self.config
             driver_options["keepalive_ports"] = (c.clients_base_port, c.clients_base_port + 2 * c.max_clients - 1)
-        quiet = None
-        if o.quiet_after is not None and o.endpoint_filter:
-            deep_after = None if o.deep_quiet_after is None else o.quiet_after + o.deep_quiet_after
-            quiet = QuietIdle(o.quiet_after, o.quiet_period, deep_after, o.deep_quiet_period)
-        self._driver = MediaDriver(o.dir, threading_mode="SHARED", idle_strategy="backoff", quiet_idle=quiet,
-                                   **driver_options)
-        self.driver_dir = self._driver.dir
-        self._guard = EndpointGuard(self._driver)
-        self._guard.set_blocklist(self._blocklist)
-        self._aeron = Aeron(driver=self._driver, use_conductor_agent_invoker=True, client_name="echo-server",
-                            timeout=o.driver_timeout, error_handler=self._on_client_error)
-        try:
-            self._broadcast = self._aeron.add_publication(ChannelUri.udp(
-                control=(o.address, o.control_port), control_mode="dynamic", reliable=True,
-                term_length=o.term_length), STREAM_ID)
-        except AeronError as exc:
-            raise type(exc)(f"cannot open the all-clients publication (control {o.address}:{o.control_port}): "
-                            f"{aeron_cause(exc)}") from exc
-        try:
-            self._all_clients = self._aeron.add_subscription(
-                ChannelUri.udp(endpoint=(o.address, o.port), reliable=True), STREAM_ID,
-                on_available_image=self._on_image(None, True), on_unavailable_image=self._on_image(None, False))
-        except AeronError as exc:
-            raise type(exc)(f"cannot open the all-clients subscription ({o.address}:{o.port}): "
-                            f"{aeron_cause(exc)}") from exc
-        self._hello_set, self._poll_set = PollSet(), PollSet()
-        self._hello_set.add(self._all_clients, None)
+        return driver_options
+
+    def _quiet_idle(self) -> QuietIdle | None:
+        o = self._options
+        if o.quiet_after is None or not o.endpoint_filter:
+            return None
+        deep_after = None if o.deep_quiet_after is None else o.quiet_after + o.deep_quiet_after
+        return QuietIdle(o.quiet_after, o.quiet_period, deep_after, o.deep_quiet_period)
+
+    def open_telemetry(self, extra_counters: Callable[[], dict[str, int]]) -> ServerTelemetry | None:
+        """Telemetry (``--events``; ``extra_counters``: the glue's drop counters), then the
+        line that says the server is up."""
+        o, c = self._options, self._config
+        assert self.driver is not None
         if o.events is not None:
             server_id = o.server_id or f"{o.address}:{o.port}"
-            self._telemetry = ServerTelemetry(
-                o.events, server_id, self._driver.dir, o.snapshot_interval, event_rate=o.event_rate,
-                max_files=o.events_max_files, max_total_bytes=o.events_max_bytes, extra_counters=self._counters)
+            self.telemetry = ServerTelemetry(
+                o.events, server_id, self.driver.dir, o.snapshot_interval, event_rate=o.event_rate,
+                max_files=o.events_max_files, max_total_bytes=o.events_max_bytes, extra_counters=extra_counters)
         logger.info("echo server on %s port %d control %d, duologue ports [%d, %d), driver %s",
-                    o.address, o.port, o.control_port, self.config.clients_base_port,
-                    self.config.clients_base_port + 2 * self.config.max_clients, self._driver.dir)
+                    o.address, o.port, o.control_port, c.clients_base_port,
+                    c.clients_base_port + 2 * c.max_clients, self.driver.dir)
+        return self.telemetry
 
     def _on_client_error(self, errcode: int, message: str) -> None:
         """The client's error handler (runs in the loop thread: agent invoker)."""
         self._client_errors.append(f"({errcode}) {message}")
-        self._core.log_summary.log(logging.ERROR, f"client_error:{errcode}", time.monotonic(),
-                                   "aeron client error %d: %s", errcode, message)
+        self._log_summary.log(logging.ERROR, f"client_error:{errcode}", time.monotonic(),
+                              "aeron client error %d: %s", errcode, message)
 
-    def _check_driver(self) -> None:
+    def check_driver(self) -> None:
         """Raise :class:`DriverLostError` once the client has given up on its driver."""
-        assert self._aeron is not None
-        if self._aeron.is_closed:
+        assert self.aeron is not None
+        if self.aeron.is_closed:
             why = self._client_errors[-1] if self._client_errors else "the Aeron client closed"
             raise DriverLostError(f"lost the media driver: {why}")
 
-    def _counters(self) -> dict[str, int]:
-        """The glue's cumulative drop counters (telemetry ``driver_snapshot``)."""
-        stats = self._core.stats
-        counters = {
-            "outbox drops": self._broadcast_out.dropped + self._outbox_drops
-            + sum(d.outbox.dropped for d in (*self._duologues.values(), *self._closing.values())),
-            "refusals coalesced": stats.refusals_coalesced,
-            "log lines folded": sum(self._core.log_summary.suppressed.values()),
-            "ports retired": stats.ports_retired,
-        }
-        if self._guard is not None:
-            counters.update(self._guard.counters())
-        return counters
-
-    def _teardown(self) -> None:
-        """Close every duologue (flushing briefly), then channels, client, driver and dir."""
+    def close(self) -> None:
+        """Telemetry, poll sets, client, driver (and its directory); each even when one before fails."""
         try:
-            if self._aeron is not None and not self._aeron.is_closed:
-                now = time.monotonic()
-                self._execute(self._core.shutdown(now), now)
-                for session in list(self._pending):
-                    self._drop_pending(session, now)
-                self._drain(now + min(self.options.send_timeout, 1.0))
-                if self._orphans:
-                    logger.warning("%d duologue channel adds still unanswered at shutdown; the client's "
-                                   "close frees them", len(self._orphans))
-                    self._orphans.clear()
-                for d in self._closing.values():
-                    d.pub.close()
-                self._closing.clear()
-                self._images.clear()
-                self._publish()
+            if self.telemetry is not None:
+                self.telemetry.close()
         finally:
-            self._core.log_summary.flush(time.monotonic(), force=True)
-            try:
-                if self._telemetry is not None:
-                    self._telemetry.close()
-            finally:
-                for poll_set in (self._hello_set, self._poll_set):
-                    if poll_set is not None:
-                        poll_set.clear()  # drops its references to the subscriptions
-                if self._aeron is not None:
-                    self._aeron.close()
-                if self._driver is not None:
-                    self._driver.close()
-                logger.info("echo server stopped; driver directory %s removed", self.driver_dir)
+            for poll_set in (self.hello_set, self.poll_set):
+                if poll_set is not None:
+                    poll_set.clear()  # drops its references to the subscriptions
+            if self.aeron is not None:
+                self.aeron.close()
+            if self.driver is not None:
+                self.driver.close()
+            logger.info("echo server stopped; driver directory %s removed", self.driver_dir)
 
-    def _drain(self, deadline: float) -> None:
-        """Give queued replies and broadcasts a bounded chance to leave, and orphaned
-        attempts to be answered (the client's close frees what is left)."""
-        assert self._aeron is not None
-        idle = BackoffIdleStrategy(max_park_ns=1_000_000)
-        while (self._closing or self._broadcast_out or self._orphans) and time.monotonic() < deadline:
-            now = time.monotonic()
-            idle.idle(self._aeron.do_work() + self._flush(now) + self._reap_orphans(now))
+
+def glue_counters(core: EchoServerCore, channels: DuologueChannels, guard: EndpointGuard) -> dict[str, int]:
+    """The glue's cumulative drop counters (``extra_counters`` of the ``driver_snapshot``)."""
+    stats = core.stats
+    counters = {
+        "outbox drops": channels.outbox_drops(),
+        "refusals coalesced": stats.refusals_coalesced,
+        "log lines folded": sum(core.log_summary.suppressed.values()),
+        "ports retired": stats.ports_retired,
+    }
+    counters.update(guard.counters())
+    return counters

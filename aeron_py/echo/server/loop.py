@@ -1,4 +1,4 @@
-"""Echo 2.0 server glue: moves bytes between Aeron and :class:`~.server_core.EchoServerCore`.
+"""Echo 2.0 server glue: moves bytes between Aeron and :class:`~aeron_py.echo.core.server.EchoServerCore`.
 
 One thread owns everything: the Aeron client runs with the conductor agent invoker,
 so image callbacks fire inside :meth:`EchoServer.run`'s own loop, where they only
@@ -23,11 +23,18 @@ enqueue.  Each loop iteration:
    losing its driver ends :meth:`EchoServer.run` with
    :class:`DriverLostError`.
 
-Each rule has one home: image admission (:mod:`.image_admission`), message polling
-(:mod:`.message_polling`), the duologues' channels, outboxes and port timing
-(:mod:`.channels`, :mod:`.creation`), the blocklist (:mod:`.blocklist_watch`,
-:mod:`.blocklist_enforcement`), setup and teardown (:mod:`.server_lifecycle`); this
-module is the loop and the dispatch of the core's actions.
+Each rule has one home, an object that owns its state: image admission
+(:class:`~.image_admission.ImageAdmission`: the image events and the announced
+images), message polling (:class:`~.message_polling.MessagePolling`), the duologues'
+channels, outboxes and port timing (:class:`~.channels.DuologueChannels`,
+:mod:`.creation`), the blocklist (:mod:`.blocklist_watch`,
+:class:`~.blocklist_enforcement.BlocklistEnforcement`), the driver, client and
+all-clients channels (:class:`~.lifecycle.ServerLifecycle`).  They never call back
+up: a pass that feeds the core yields the core's actions (:mod:`.steps`) and the one
+:class:`~.dispatch.Dispatcher` executes them, in order, handing each to its owner.
+A HELLO goes one way: ``PollSet.poll`` (:mod:`.message_polling`) -> the core ->
+:mod:`.dispatch` -> :mod:`.channels` (``async_add_*``).  This module is the public
+:class:`EchoServer`, the loop, and the composition of those objects.
 
 Ports (lesson from the Java peer): a closed duologue publication keeps its control
 socket bound while it lingers, and a closed subscription keeps its socket while an
@@ -51,56 +58,51 @@ it is live (or gone).
 from __future__ import annotations
 
 import dataclasses
-import logging
+import functools
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ...client import Aeron
 from ...driver import MediaDriver
 from ...errors import AeronError, aeron_cause
 from ...idle import BackoffIdleStrategy
-from ...poll_set import PollSet
-from ...publication import Publication
-from ...subscription import Subscription
 from .blocklist_enforcement import BlocklistEnforcement
 from .blocklist_watch import BlocklistWatch
-from .channels import DuologueChannels, Duologue
-from .creation import Attempt, Pending
+from .channels import DuologueChannels
+from .dispatch import Dispatcher
 from .endpoint_guard import EndpointGuard
-from .image_admission import ImageAdmission, ImageEvent
-from .images import ImageBook
+from .image_admission import ImageAdmission, ImageEvents
 from .message_polling import MessagePolling
-from .outbox import Outbox
-from ..core.server import (
-    Action,
-    Broadcast,
-    CloseDuologue,
-    CreateDuologue,
-    DuologueInfo,
-    EchoServerCore,
-    Event,
-    RejectImage,
-    SendDuologue,
-    ServerConfig,
-    ServerStats,
-)
-from .lifecycle import DriverLostError, ServerLifecycle
+from ..core.server import DuologueInfo, EchoServerCore, ServerConfig, ServerStats
+from .lifecycle import DriverLostError, ServerLifecycle, glue_counters
 from .options import DEFAULT_TERM_LENGTH, ServerOptions
 from .telemetry import SNAPSHOT_COUNTERS, ServerTelemetry
 
 __all__ = ["DEFAULT_TERM_LENGTH", "SNAPSHOT_COUNTERS", "DriverLostError", "EchoServer", "ServerOptions",
            "aeron_cause"]
 
-logger = logging.getLogger(__name__)
-
 _TICK_INTERVAL = 0.1
 _END_OF_STREAM_INTERVAL = 0.05  # how often cleanly closed client images are looked for
 
 
-class EchoServer(ImageAdmission, MessagePolling, BlocklistEnforcement, ServerLifecycle, DuologueChannels):
+@dataclass(frozen=True)
+class _Serving:
+    """The collaborators of one run, made once the driver, client and all-clients channels exist."""
+
+    aeron: Aeron
+    guard: EndpointGuard
+    channels: DuologueChannels
+    admission: ImageAdmission
+    polling: MessagePolling
+    dispatch: Dispatcher
+    enforcement: BlocklistEnforcement
+    telemetry: ServerTelemetry | None
+
+
+class EchoServer:
     """An Echo 2.0 server: media driver, Aeron client, channels, and the core.
 
     >>> with EchoServer(ServerConfig(max_clients=4, clients_base_port=9010)) as server:
@@ -117,7 +119,7 @@ class EchoServer(ImageAdmission, MessagePolling, BlocklistEnforcement, ServerLif
         self._watch: BlocklistWatch | None = None
         if self.options.blocklist is not None:
             self._watch = BlocklistWatch(self.options.blocklist)  # bad file: fail at once
-            config = dataclasses.replace(config, is_blocked=self._is_blocked)
+            config = dataclasses.replace(config, is_blocked=self._watch.is_blocked)
         self.config = config = dataclasses.replace(config, port_busy=self._port_busy)
         self._core = EchoServerCore(config)
         self._stop = threading.Event()
@@ -126,28 +128,11 @@ class EchoServer(ImageAdmission, MessagePolling, BlocklistEnforcement, ServerLif
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
         self._stats: ServerStats = self._core.stats
-        self._channels = 0
-        self.driver_dir: str | None = None
+        self._channel_count = 0
         # loop-thread state
-        self._driver: MediaDriver | None = None
-        self._aeron: Aeron | None = None
-        self._broadcast: Publication | None = None
-        self._all_clients: Subscription | None = None
-        self._broadcast_out = Outbox(self.options.broadcast_cap)
-        self._outbox_drops = 0  # replies dropped from duologue outboxes already gone
-        self._guard: EndpointGuard | None = None
-        self._client_errors: deque[str] = deque(maxlen=8)
-        self._duologues: dict[int, Duologue] = {}
-        self._closing: dict[int, Duologue] = {}
-        self._dirty: set[int] = set()  # live duologues whose outbox holds replies
-        self._pending: dict[int, Pending] = {}
-        self._orphans: list[Attempt] = []  # attempts of duologues already gone, still in flight
-        self._images = ImageBook()
-        self._image_events: deque[ImageEvent] = deque()
-        self._released: dict[int, tuple[float, str]] = {}  # port -> (bindable again at, "data"/"control")
-        self._telemetry: ServerTelemetry | None = None
-        self._hello_set: PollSet[None] | None = None  # the all-clients subscription
-        self._poll_set: PollSet[int] | None = None  # every live duologue's subscription, keyed by session
+        self._lifecycle = ServerLifecycle(self.options, config, self._core.log_summary)
+        self._image_events = ImageEvents()
+        self._serving: _Serving | None = None
         # quiet mode: the traffic bell's sequence read before this pass, and before the last
         # poll pass that found nothing (None: poll; see _poll_due)
         self._bell_seen: int | None = None
@@ -169,11 +154,34 @@ class EchoServer(ImageAdmission, MessagePolling, BlocklistEnforcement, ServerLif
     @property
     def channel_count(self) -> int:
         """Duologues whose Aeron channels are open, pending or still flushing."""
-        return self._channels
+        return self._channel_count
 
     @property
     def is_serving(self) -> bool:
         return self._ready.is_set() and not self._stop.is_set()
+
+    @property
+    def driver_dir(self) -> str | None:
+        """The media driver's directory (None until it started)."""
+        return self._lifecycle.driver_dir
+
+    @property
+    def _driver(self) -> MediaDriver | None:
+        return self._lifecycle.driver
+
+    def filter_counters(self) -> dict[str, int]:
+        """Drops by the driver's endpoint filter, per reason (empty when it is off)."""
+        guard = self._lifecycle.guard
+        return {} if guard is None else guard.counters()
+
+    @property
+    def blocklist_version(self) -> int:
+        """1 for the blocklist read at start, +1 per new version put in force (0: none)."""
+        return 0 if self._watch is None else self._watch.version
+
+    def reload_blocklist(self) -> None:
+        """Ask the loop to re-read the blocklist file now (what SIGHUP does)."""
+        self._reload = True
 
     def stop(self) -> None:
         """Ask the loop to shut down (closes every duologue first)."""
@@ -234,7 +242,8 @@ class EchoServer(ImageAdmission, MessagePolling, BlocklistEnforcement, ServerLif
             if on_ready is not None:
                 on_ready(self)
             idle = BackoffIdleStrategy(max_park_ns=1_000_000)
-            assert self._driver is not None
+            assert self._driver is not None and self._serving is not None
+            channels = self._serving.channels
             quiet = self._driver.quiet_idle
             bell = self._driver.traffic if quiet is not None else None
             next_tick = next_eos = time.monotonic()
@@ -253,7 +262,7 @@ class EchoServer(ImageAdmission, MessagePolling, BlocklistEnforcement, ServerLif
                     work += self._housekeeping(now)
                 if work:
                     self._publish()
-                if (bell is not None and quiet is not None and not work and self._settled()
+                if (bell is not None and quiet is not None and not work and channels.settled()
                         and bell.quiet_for() >= quiet.after):
                     # quiet: sleep until traffic rings the driver's bell or the next tick
                     bell.wait(seen, max(0.0, next_tick - time.monotonic()))
@@ -264,10 +273,6 @@ class EchoServer(ImageAdmission, MessagePolling, BlocklistEnforcement, ServerLif
             if on_stopping is not None:
                 on_stopping(self)
             self._teardown()
-
-    def _settled(self) -> bool:
-        """Nothing queued or in flight that needs the loop before traffic comes (quiet mode)."""
-        return not (self._dirty or self._pending or self._closing or self._orphans or self._broadcast_out)
 
     def _poll_due(self) -> bool:
         """Whether a poll pass can find anything (quiet mode skips it otherwise).
@@ -284,76 +289,94 @@ class EchoServer(ImageAdmission, MessagePolling, BlocklistEnforcement, ServerLif
         read before the last walk that followed a pass which left nothing unread."""
         return self._bell_seen is None or self._bell_seen != self._eos_walked_at
 
-    def filter_counters(self) -> dict[str, int]:
-        """Drops by the driver's endpoint filter, per reason (empty when it is off)."""
-        return {} if self._guard is None else self._guard.counters()
-
     def _iterate(self, now: float) -> int:
-        assert self._aeron is not None
+        s = self._serving
+        assert s is not None
         try:
-            work = self._aeron.do_work()
+            work = s.aeron.do_work()
         except AeronError:
-            self._check_driver()
+            self._lifecycle.check_driver()
             raise
-        events = self._image_events_to_core(now)
+        events = s.dispatch.drain(s.admission.to_core(now), now)  # before any message of their images
         work += events
         if events or self._poll_due():
             polled = self._poll_images(now)
             self._polled_at = None if polled else self._bell_seen  # a busy pass may have left more
             work += polled
-        work += self._flush(now)
-        for session, pending in list(self._pending.items()):
-            if self._pending.get(session) is not pending:
-                continue  # gone meanwhile
-            if pending.attempt is not None:
-                work += self._advance(pending, now)
-            elif now >= min(pending.next_attempt, pending.deadline):
-                work += self._try_create(pending, now)
-        return work + self._reap_orphans(now)
+        work += s.dispatch.drain(s.channels.flush(now), now)
+        work += s.dispatch.drain(s.channels.advance(now), now)
+        return work + s.channels.reap_orphans(now)
+
+    def _poll_images(self, now: float) -> int:
+        """One poll pass over every subscription; the number of messages."""
+        assert self._serving is not None
+        return self._serving.dispatch.drain(self._serving.polling.poll(now), now)
+
+    def _ends_of_stream(self, now: float) -> int:
+        """Duologue images at their end of stream leave the core; the number found."""
+        assert self._serving is not None
+        return self._serving.dispatch.drain(self._serving.admission.ends_of_stream(now), now)
 
     def _housekeeping(self, now: float) -> int:
-        self._check_driver()
-        self._execute(self._core.tick(now), now)
-        self._check_blocklist(now)
-        if self._guard is not None:
-            self._guard.refresh()
-        self._released = {p: r for p, r in self._released.items() if r[0] > now}
-        if self._telemetry is not None:
-            self._telemetry.snapshot_if_due(now)
+        s = self._serving
+        assert s is not None
+        self._lifecycle.check_driver()
+        s.dispatch.execute(self._core.tick(now), now)
+        requested, self._reload = self._reload, False
+        s.dispatch.drain(s.enforcement.check(now, requested), now)
+        s.guard.refresh()
+        s.channels.forget_released(now)
+        if s.telemetry is not None:
+            s.telemetry.snapshot_if_due(now)
         return 1
 
     def _publish(self) -> None:
         self._stats = self._core.stats
-        self._channels = len(self._duologues) + len(self._closing) + len(self._pending) + len(self._orphans)
+        if self._serving is not None:
+            self._channel_count = self._serving.channels.count()
 
-    # ---- actions
+    def _port_busy(self, port: int) -> bool:
+        """The core's ``port_busy`` (asked only while serving): a closed channel of ours may still bind it."""
+        return self._serving is not None and self._serving.channels.port_busy(port)
 
-    def _execute(self, actions: list[Action], now: float) -> None:
-        if self._telemetry is not None and actions:
-            self._telemetry.record(actions, self._source_port)
-        for action in actions:
-            if isinstance(action, Broadcast):
-                session = action.duologue_session
-                pending = self._pending.get(session) if session is not None else None
-                if pending is not None:
-                    pending.held.append(action.data)
-                else:
-                    self._push_broadcast(action.data, now)
-            elif isinstance(action, CreateDuologue):
-                pending = Pending(action, now + self.options.create_timeout)
-                self._pending[action.session_id] = pending
-                self._try_create(pending, now)
-            elif isinstance(action, SendDuologue):
-                d = self._duologues.get(action.session_id)
-                if d is None:
-                    continue
-                self._dirty.add(action.session_id)
-                if not d.outbox.push(action.data, now + self.options.send_timeout):
-                    logger.warning("duologue %d: %d replies waiting; closing it", action.session_id, len(d.outbox))
-                    self._execute(self._core.send_failed(action.session_id, now), now)
-            elif isinstance(action, CloseDuologue):
-                self._close_duologue(action.session_id, now)
-            elif isinstance(action, RejectImage):
-                self._reject(action)
-            elif not isinstance(action, Event):
-                raise TypeError(f"unknown core action {action!r}")
+    # ---- setup and teardown
+
+    def _setup(self) -> None:
+        """The driver, client and all-clients channels, then the collaborators that use them."""
+        life = self._lifecycle
+        life.setup(None if self._watch is None else self._watch.blocklist, self._image_events.callback)
+        assert life.aeron is not None and life.guard is not None and life.broadcast is not None
+        assert life.all_clients is not None and life.hello_set is not None and life.poll_set is not None
+        channels = DuologueChannels(self.options, self._core, life.aeron, life.guard, life.poll_set,
+                                    life.broadcast, self._image_events.callback)
+        admission = ImageAdmission(self._core, self._image_events, life.all_clients, life.poll_set, channels)
+        polling = MessagePolling(self._core, admission, channels, life.hello_set, life.poll_set)
+        telemetry = life.open_telemetry(functools.partial(glue_counters, self._core, channels, life.guard))
+        self._serving = _Serving(
+            life.aeron, life.guard, channels, admission, polling, Dispatcher(channels, admission, telemetry),
+            BlocklistEnforcement(self._watch, self.options, self._core, life.guard, telemetry), telemetry)
+
+    def _teardown(self) -> None:
+        """Close every duologue (flushing briefly), then channels, client, driver and dir."""
+        s = self._serving
+        try:
+            if s is not None and not s.aeron.is_closed:
+                now = time.monotonic()
+                s.dispatch.execute(self._core.shutdown(now), now)
+                s.channels.drop_all_pending(now)
+                self._drain(s, now + min(self.options.send_timeout, 1.0))
+                s.channels.abandon()
+                s.admission.clear()
+                self._publish()
+        finally:
+            self._core.log_summary.flush(time.monotonic(), force=True)
+            self._lifecycle.close()
+
+    @staticmethod
+    def _drain(s: _Serving, deadline: float) -> None:
+        """Give queued replies and broadcasts a bounded chance to leave, and orphaned
+        attempts to be answered (the client's close frees what is left)."""
+        idle = BackoffIdleStrategy(max_park_ns=1_000_000)
+        while s.channels.draining() and time.monotonic() < deadline:
+            now = time.monotonic()
+            idle.idle(s.aeron.do_work() + s.dispatch.drain(s.channels.flush(now), now) + s.channels.reap_orphans(now))

@@ -1,0 +1,69 @@
+"""The one place that executes the core's actions, in order.
+
+Each action goes to the collaborator that owns what it is about:
+
+* ``Broadcast``, ``CreateDuologue``, ``SendDuologue``: the duologues' channels and
+  outboxes (:mod:`.channels`);
+* ``CloseDuologue``: the images of the duologue are forgotten (:mod:`.image_admission`),
+  then its channels closed (:mod:`.channels`: how soon its data port is free depends on
+  whether it had images);
+* ``RejectImage``: :mod:`.image_admission`;
+* ``Event``: telemetry, for the whole list before any action runs (:mod:`.telemetry`).
+
+A collaborator that has to tell the core something while doing so (``create_failed``,
+``send_failed``) yields the core's answer (:mod:`.steps`); :meth:`Dispatcher.drain`
+executes it at once, before the rest of the list, as the core expects.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .channels import DuologueChannels
+from .image_admission import ImageAdmission
+from .steps import Steps
+from ..core.server import Broadcast, CloseDuologue, CreateDuologue, Event, RejectImage, SendDuologue
+
+if TYPE_CHECKING:
+    from ..core.server import Action
+    from .telemetry import ServerTelemetry
+
+__all__ = ["Dispatcher"]
+
+
+class Dispatcher:
+    """Executes the core's actions by handing each to its owner."""
+
+    def __init__(self, channels: DuologueChannels, admission: ImageAdmission,
+                 telemetry: ServerTelemetry | None) -> None:
+        self._channels = channels
+        self._admission = admission
+        self._telemetry = telemetry
+
+    def execute(self, actions: list[Action], now: float) -> None:
+        """Execute ``actions`` in order (and the core's answers to them, depth first)."""
+        if self._telemetry is not None and actions:
+            self._telemetry.record(actions, self._admission.source_port)
+        for action in actions:
+            if isinstance(action, Broadcast):
+                self._channels.broadcast(action, now)
+            elif isinstance(action, CreateDuologue):
+                self.drain(self._channels.create(action, now), now)
+            elif isinstance(action, SendDuologue):
+                self.drain(self._channels.send(action, now), now)
+            elif isinstance(action, CloseDuologue):
+                session = action.session_id
+                had_images = self._channels.is_live(session) and self._admission.forget_duologue(session)
+                self._channels.close(session, had_images, now)
+            elif isinstance(action, RejectImage):
+                self._admission.reject(action)
+            elif not isinstance(action, Event):
+                raise TypeError(f"unknown core action {action!r}")
+
+    def drain(self, steps: Steps, now: float) -> int:
+        """Run a collaborator's pass, executing each list of actions it yields as it comes; its work count."""
+        while True:
+            try:
+                actions = next(steps)
+            except StopIteration as done:
+                return int(done.value)
+            self.execute(actions, now)
