@@ -50,7 +50,7 @@ def _is_exit(command: dict[str, Any] | None) -> bool:
 def role_serve(cfg: dict[str, Any]) -> None:
     """An EchoServer on a thread; answers ``stats``."""
     from aeron_py.echo.server import EchoServer, ServerOptions
-    from aeron_py.echo.core.server import DEFAULT_MAX_IMAGE_TERM_LENGTH, ServerConfig
+    from aeron_py.echo.core.contract import DEFAULT_MAX_IMAGE_TERM_LENGTH, ServerConfig
 
     config = ServerConfig(max_clients=cfg["max_clients"], clients_base_port=cfg["base_port"],
                           max_per_ip=cfg["max_per_ip"],

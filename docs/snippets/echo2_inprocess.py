@@ -2,7 +2,7 @@
 from aeron_py import BackoffIdleStrategy
 from aeron_py.echo.client import EchoClient
 from aeron_py.echo.server import EchoServer, ServerOptions
-from aeron_py.echo.core.server import ServerConfig
+from aeron_py.echo.core.contract import ServerConfig
 
 config = ServerConfig(max_clients=4, clients_base_port=27310, max_per_ip=1)
 options = ServerOptions(address="127.0.0.1", port=27300, control_port=27301)

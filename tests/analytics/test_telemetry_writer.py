@@ -186,7 +186,7 @@ def test_writer_retention_arguments_are_checked(tmp_path: Path) -> None:
 
 
 def test_every_close_reason_the_server_can_produce_is_accepted() -> None:
-    from aeron_py.echo.core.server import CloseReason  # the one definition the core and glue use
+    from aeron_py.echo.core.contract import CloseReason
 
     for reason in CloseReason:
         event = make_event("duologue_closed", ts=1.0, **COMMON, **{**EXAMPLES["duologue_closed"],

@@ -13,7 +13,7 @@ import time
 from typing import TYPE_CHECKING
 
 from .steps import Steps
-from ..core.server import CloseDuologue
+from ..core.contract import CloseDuologue
 
 if TYPE_CHECKING:
     from .blocklist_watch import BlocklistChange, BlocklistWatch

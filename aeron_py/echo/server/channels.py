@@ -37,7 +37,8 @@ if TYPE_CHECKING:
     from ...subscription import Image, Subscription
     from .endpoint_guard import EndpointGuard
     from .options import ServerOptions
-    from ..core.server import Broadcast, CreateDuologue, EchoServerCore, SendDuologue
+    from ..core.contract import Broadcast, CreateDuologue, SendDuologue
+    from ..core.server import EchoServerCore
 
 __all__ = ["Duologue", "DuologueChannels", "OnImage"]
 

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .loop import DEFAULT_TERM_LENGTH, DriverLostError, EchoServer, ServerOptions, aeron_cause
-from ..core.server import DEFAULT_MAX_IMAGE_TERM_LENGTH, ServerConfig
+from ..core.contract import DEFAULT_MAX_IMAGE_TERM_LENGTH, ServerConfig
 
 logger = logging.getLogger("aeron_py.echo_server")
 DEFAULTS = {"address": "127.0.0.1", "port": 9000, "control_port": 9001, "base_port": 9010, "clients": 64}

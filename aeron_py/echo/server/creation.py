@@ -26,7 +26,7 @@ from ...client import PendingAdd
 from ...errors import AeronError
 from ...publication import ExclusivePublication
 from ...subscription import Subscription
-from ..core.server import CreateDuologue
+from ..core.contract import CreateDuologue
 
 __all__ = ["Attempt", "Pending", "is_driver_timeout"]
 

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING
 from .channels import DuologueChannels
 from .image_admission import ImageAdmission
 from .steps import Steps
-from ..core.server import Broadcast, CloseDuologue, CreateDuologue, Event, RejectImage, SendDuologue
+from ..core.contract import Broadcast, CloseDuologue, CreateDuologue, Event, RejectImage, SendDuologue
 
 if TYPE_CHECKING:
-    from ..core.server import Action
+    from ..core.contract import Action
     from .telemetry import ServerTelemetry
 
 __all__ = ["Dispatcher"]

@@ -33,7 +33,8 @@ from ..core.protocol import split_source_identity
 if TYPE_CHECKING:
     from ...poll_set import PollSet
     from ...subscription import Image, Subscription
-    from ..core.server import Action, EchoServerCore, RejectImage
+    from ..core.contract import Action, RejectImage
+    from ..core.server import EchoServerCore
 
 __all__ = ["ImageAdmission", "ImageEvent", "ImageEvents"]
 

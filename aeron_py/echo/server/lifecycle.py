@@ -37,7 +37,8 @@ if TYPE_CHECKING:
     from ...publication import Publication
     from ...subscription import Subscription
     from ..core.log_summary import LogSummary
-    from ..core.server import EchoServerCore, ServerConfig
+    from ..core.contract import ServerConfig
+    from ..core.server import EchoServerCore
     from .options import ServerOptions
 
 __all__ = ["DriverLostError", "ServerLifecycle", "glue_counters"]

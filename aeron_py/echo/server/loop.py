@@ -76,7 +76,8 @@ from .dispatch import Dispatcher
 from .endpoint_guard import EndpointGuard
 from .image_admission import ImageAdmission, ImageEvents
 from .message_polling import MessagePolling
-from ..core.server import DuologueInfo, EchoServerCore, ServerConfig, ServerStats
+from ..core.contract import DuologueInfo, ServerConfig, ServerStats
+from ..core.server import EchoServerCore
 from .lifecycle import DriverLostError, ServerLifecycle, glue_counters
 from .options import DEFAULT_TERM_LENGTH, ServerOptions
 from .telemetry import SNAPSHOT_COUNTERS, ServerTelemetry

@@ -21,7 +21,8 @@ from .steps import Steps
 
 if TYPE_CHECKING:
     from ...poll_set import PollSet
-    from ..core.server import Action, EchoServerCore
+    from ..core.contract import Action
+    from ..core.server import EchoServerCore
 
 __all__ = ["MessagePolling", "POLL_LIMIT", "POLL_LIMIT_ALL_CLIENTS"]
 

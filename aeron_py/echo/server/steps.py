@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Generator
 
-from ..core.server import Action
+from ..core.contract import Action
 
 __all__ = ["Steps"]
 

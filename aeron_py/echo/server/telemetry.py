@@ -31,7 +31,7 @@ from ...stat import DriverStat
 from ...telemetry import EventWriter
 from .event_queue import DEFAULT_QUEUE_CAPACITY, EventQueue
 from .blocklist_watch import BlocklistChange
-from ..core.server import Action, Event
+from ..core.contract import Action, Event
 
 logger = logging.getLogger(__name__)
 

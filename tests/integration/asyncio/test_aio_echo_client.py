@@ -15,7 +15,7 @@ import aeron_py.asyncio as aio
 from aeron_py import MediaDriver
 from aeron_py.echo.client.async_client import AsyncEchoClient
 from aeron_py.echo.server import EchoServer, ServerOptions
-from aeron_py.echo.core.server import ServerConfig
+from aeron_py.echo.core.contract import ServerConfig
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 

@@ -18,7 +18,7 @@ from aeron_py import Aeron, ChannelUri, MediaDriver
 from aeron_py.echo import STREAM_ID, session_from_crypt
 from aeron_py.echo.client import publication_channel
 from aeron_py.echo.server import EchoServer, ServerOptions
-from aeron_py.echo.core.server import ServerConfig
+from aeron_py.echo.core.contract import ServerConfig
 from conftest import wait_until  # noqa: F401  (re-exported for the echo tests)
 
 HOST = "127.0.0.1"

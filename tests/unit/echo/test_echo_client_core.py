@@ -15,13 +15,8 @@ from aeron_py.echo.core.client import (
     random_payload,
 )
 from aeron_py.echo.core.protocol import CoreUsageError, Echoed, Ignored, parse_echo
-from aeron_py.echo.core.server import (
-    Broadcast,
-    CreateDuologue,
-    EchoServerCore,
-    SendDuologue,
-    ServerConfig,
-)
+from aeron_py.echo.core.contract import Broadcast, CreateDuologue, SendDuologue, ServerConfig
+from aeron_py.echo.core.server import EchoServerCore
 
 pytestmark = pytest.mark.timeout(30)
 

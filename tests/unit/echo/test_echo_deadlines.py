@@ -4,7 +4,8 @@ from __future__ import annotations
 import random
 
 from aeron_py.echo.core.deadlines import Deadlines
-from aeron_py.echo.core.server import EchoServerCore, ServerConfig
+from aeron_py.echo.core.contract import ServerConfig
+from aeron_py.echo.core.server import EchoServerCore
 
 
 def test_pop_due_returns_only_what_is_due_earliest_first() -> None:

@@ -16,18 +16,18 @@ from aeron_py.echo.core.protocol import (
     parse_initial_reply,
     session_from_crypt,
 )
-from aeron_py.echo.core.server import (
+from aeron_py.echo.core.contract import (
     Action,
     Broadcast,
     CloseDuologue,
     CloseReason,
     CreateDuologue,
-    EchoServerCore,
     Event,
     RejectImage,
     SendDuologue,
     ServerConfig,
 )
+from aeron_py.echo.core.server import EchoServerCore
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from aeron_py.echo.core.protocol import format_hello
-from aeron_py.echo.core.server import EchoServerCore, ServerConfig
+from aeron_py.echo.core.contract import ServerConfig
+from aeron_py.echo.core.server import EchoServerCore
 from aeron_py.echo.server.channels import DuologueChannels
 from aeron_py.echo.server.dispatch import Dispatcher
 from aeron_py.echo.server.image_admission import ImageAdmission, ImageEvents
