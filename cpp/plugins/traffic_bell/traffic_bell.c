@@ -16,7 +16,7 @@
 #include "aeron_alloc.h"
 #include "protocol/aeron_udp_protocol.h"
 
-#include "driver_queues.h"
+#include "driver_queues/driver_queues.h"
 #include "monotonic.h"
 #include "traffic_bell.h"
 

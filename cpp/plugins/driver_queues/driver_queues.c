@@ -9,7 +9,7 @@
 #include "concurrent/aeron_rb.h"
 
 #include "driver_queues.h"
-#include "traffic_bell.h"
+#include "traffic_bell/traffic_bell.h"
 
 int aeron_py_driver_context_set_conductor_queue_capacity(aeron_driver_context_t *context, size_t capacity)
 {

@@ -7,8 +7,8 @@
 
 extern "C" {
 #include "aeronmd.h"
-#include "driver_queues.h"
-#include "keepalive_thinning.h"
+#include "driver_queues/driver_queues.h"
+#include "keepalive_thinning/keepalive_thinning.h"
 }
 
 namespace aeron_py {

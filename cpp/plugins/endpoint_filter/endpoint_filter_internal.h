@@ -11,7 +11,7 @@
 #include "endpoint_filter.h"
 #include "endpoint_filter_admission.h"
 #include "endpoint_filter_table.h"
-#include "traffic_bell.h"
+#include "traffic_bell/traffic_bell.h"
 
 #define AERON_PY_FILTER_MAX_AGENTS (8)
 #define AERON_PY_FILTER_MAX_DRIVERS (64)
