@@ -18,6 +18,7 @@
 #include "util/aeron_error.h"
 
 #include "endpoint_filter_internal.h"
+#include "endpoint_filter_registry.h"
 #include "transport_port.h"
 
 /* One per driver agent that receives (receiver, sender, name resolver): its own thread. */
