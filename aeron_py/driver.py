@@ -47,13 +47,15 @@ OPTIONS: tuple[str, ...] = tuple(
 )
 
 #: The conductor's command ring (Aeron's own is 128 KiB): in the SHARED threading mode a full
-#: ring never drains and the driver spins forever (see cpp/driver_queues.h). 4 MiB holds about
-#: 13,000 create-image commands, far above what the endpoint filter admits at once.
+#: ring never drains and the driver spins forever (see
+#: cpp/plugins/driver_queues/driver_queues.h). 4 MiB holds about 13,000 create-image
+#: commands, far above what the endpoint filter admits at once.
 CONDUCTOR_QUEUE_CAPACITY = 4 * 1024 * 1024
 
 #: ``keepalive_interval_ns`` bounds: Aeron's own heartbeat interval (100 ms) up to 2 s, well
 #: inside the 5 s a publication waits for a status message and the 10 s an image waits for
-#: a heartbeat by Aeron's defaults (see cpp/keepalive_thinning.h).
+#: a heartbeat by Aeron's defaults (see
+#: cpp/plugins/keepalive_thinning/keepalive_thinning.h).
 KEEPALIVE_INTERVAL_RANGE_NS = (100_000_000, 2_000_000_000)
 
 _IDLE_AGENTS = ("conductor", "sender", "receiver", "sharednetwork", "shared")

@@ -1,6 +1,6 @@
 """Endpoint-level filtering inside the embedded media driver.
 
-A receive-side UDP channel interceptor written in C (``cpp/endpoint_filter.c``) runs on the
+A receive-side UDP channel interceptor written in C (``cpp/plugins/endpoint_filter/``) runs on the
 driver's receiver and sender agents for every datagram, *before* the driver acts on it, and
 drops:
 

@@ -11,7 +11,7 @@ each of them on every pass of its loop, a Python call per idle subscription.  A
 >>> for key, session_id in ps.end_of_stream():
 ...     free_slot(key)                     # that publisher closed cleanly and was drained
 
-Contract (enforced in the extension, ``cpp/poll_set.cpp``):
+Contract (enforced in the extension, ``cpp/binding/poll_set.cpp``):
 
 * ``poll`` calls ``aeron_subscription_controlled_poll`` (``aeron_image_controlled_poll`` for
   an Image) once per entry with ``fragment_limit`` fragments, reassembling messages larger

@@ -4,9 +4,9 @@ Aeron's receiver writes incoming data straight into the log buffers and gives a
 subscriber nothing to wait on, so an idle application polls, and so does an idle
 driver: each duty cycle scans every publication and image.  With thousands of idle
 channels both cost a core.  aeron_py's embedded driver carries a *traffic bell*
-(``cpp/traffic_bell.h``), rung by its endpoint filter after the driver handled a
-datagram that carries application traffic: a data frame with a payload or with
-end-of-stream, or a SETUP.  Heartbeats, status messages, NAKs and RTT measurements
+(``cpp/plugins/traffic_bell/traffic_bell.h``), rung by its endpoint filter after the
+driver handled a datagram that carries application traffic: a data frame with a payload or
+with end-of-stream, or a SETUP.  Heartbeats, status messages, NAKs and RTT measurements
 do not ring it.
 
 - :class:`TrafficBell` (``MediaDriver.traffic``): read :meth:`~TrafficBell.sequence`

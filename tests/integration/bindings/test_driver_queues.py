@@ -1,4 +1,5 @@
-"""A burst of new sessions cannot hang a SHARED driver (cpp/driver_queues.h).
+"""A burst of new sessions cannot hang a SHARED driver
+(cpp/plugins/driver_queues/driver_queues.h).
 
 Aeron's conductor command ring is 128 KiB and drains one command per duty cycle; in the
 SHARED threading mode the agent that finds it full is the conductor itself, so it spins

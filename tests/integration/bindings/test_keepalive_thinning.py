@@ -1,4 +1,5 @@
-"""Keepalive thinning (cpp/keepalive_thinning.h, ``MediaDriver(keepalive_interval_ns=...)``).
+"""Keepalive thinning (cpp/plugins/keepalive_thinning/keepalive_thinning.h,
+``MediaDriver(keepalive_interval_ns=...)``).
 
 An idle Aeron stream sends a heartbeat every 100 ms and a status message every 200 ms;
 with thinning only one of each per interval reaches the socket, except those that say

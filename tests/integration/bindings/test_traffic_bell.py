@@ -1,4 +1,5 @@
-"""The driver's traffic bell and quiet idle strategy (aeron_py.traffic, cpp/traffic_bell.c),
+"""The driver's traffic bell and quiet idle strategy (aeron_py.traffic,
+cpp/plugins/traffic_bell/traffic_bell.c),
 through the real C driver and UDP on loopback: what rings it and what does not, no lost
 ring between a poll and a wait, signals, closed drivers, and a quiet driver that still
 delivers."""

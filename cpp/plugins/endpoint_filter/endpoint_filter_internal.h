@@ -1,5 +1,6 @@
-/* Internals shared by the endpoint filter's lifecycle (endpoint_filter.c) and its
- * interceptor (endpoint_filter_interceptor.c). Not part of the binding's interface. */
+/* Internals shared by the endpoint filter's lifecycle (endpoint_filter.c), its interceptor
+ * (endpoint_filter_interceptor.c) and its registry (endpoint_filter_registry.c). Not part of
+ * the binding's interface. */
 #ifndef AERON_PY_ENDPOINT_FILTER_INTERNAL_H
 #define AERON_PY_ENDPOINT_FILTER_INTERNAL_H
 
@@ -11,10 +12,10 @@
 #include "endpoint_filter.h"
 #include "endpoint_filter_admission.h"
 #include "endpoint_filter_table.h"
-#include "traffic_bell.h"
+#include "monotonic.h"
+#include "traffic_bell/traffic_bell.h"
 
 #define AERON_PY_FILTER_MAX_AGENTS (8)
-#define AERON_PY_FILTER_MAX_DRIVERS (64)
 #define AERON_PY_FILTER_CLIENTD_INDEX (0)   /* transport slot caching the local port */
 #define AERON_PY_FILTER_RECLAIM_WAIT_NS (INT64_C(1000000000))
 
@@ -34,11 +35,6 @@ struct aeron_py_endpoint_filter_stct
     aeron_driver_context_t *context;
     aeron_py_traffic_bell_t *bell;                 /* rung by the interceptor (traffic_bell.h) */
 };
-
-/* The filter installed for `context`, or NULL. */
-aeron_py_endpoint_filter_t *aeron_py_filter_registry_find(const aeron_driver_context_t *context);
-
-#include "monotonic.h"
 
 /* Fills the incoming-interceptor functions of `bindings` (the rest is the caller's). */
 void aeron_py_filter_bindings_init(aeron_udp_channel_interceptor_bindings_t *bindings);

@@ -16,7 +16,6 @@
 #include "aeron_alloc.h"
 #include "protocol/aeron_udp_protocol.h"
 
-#include "driver_queues.h"
 #include "monotonic.h"
 #include "traffic_bell.h"
 
@@ -180,7 +179,8 @@ aeron_py_quiet_idle_t *aeron_py_quiet_idle_create(
     state->spins = 0;
     state->yields = 0;
     state->park_ns = QUIET_MIN_PARK_NS;
-    state->conductor = NULL;
+    state->drain = NULL;
+    state->drain_clientd = NULL;
     return state;
 }
 
@@ -189,12 +189,15 @@ int64_t aeron_py_quiet_idle_longest_period_ns(const aeron_py_quiet_idle_t *state
     return state->deep_period_ns > state->period_ns ? state->deep_period_ns : state->period_ns;
 }
 
-void aeron_py_quiet_idle_attach_conductor(void *state, void *conductor)
+void aeron_py_quiet_idle_attach_drain(void *state_ptr, aeron_py_quiet_idle_drain_func_t drain, void *clientd)
 {
-    ((aeron_py_quiet_idle_t *)state)->conductor = conductor;
+    aeron_py_quiet_idle_t *state = state_ptr;
+    state->drain = drain;
+    state->drain_clientd = clientd;
 }
 
-/* Commands the conductor runs per idle call on top of its own one per duty cycle. */
+/* Items drained per idle call on top of the agent's own work (the conductor runs one command
+ * per duty cycle). */
 #define QUIET_DRAIN_LIMIT (256)
 
 static void sleep_ns(int64_t duration_ns)
@@ -203,14 +206,15 @@ static void sleep_ns(int64_t duration_ns)
     nanosleep(&ts, NULL);
 }
 
-void aeron_py_quiet_idle(void *state_ptr, int work_count)
+static void backoff_reset(aeron_py_quiet_idle_t *state)
 {
-    aeron_py_quiet_idle_t *state = state_ptr;
-    if (NULL != state->conductor)
-    {
-        work_count += aeron_py_conductor_drain(state->conductor, QUIET_DRAIN_LIMIT);
-    }
-    const int64_t now_ns = aeron_py_monotonic_ns();
+    state->spins = 0;
+    state->yields = 0;
+    state->park_ns = QUIET_MIN_PARK_NS;
+}
+
+int64_t aeron_py_quiet_idle_decide(aeron_py_quiet_idle_t *state, int work_count, int64_t now_ns)
+{
     const int64_t silence_ns = now_ns - aeron_py_traffic_bell_last_ns(state->bell);
     if (silence_ns >= state->hot_ns)
     {
@@ -218,30 +222,43 @@ void aeron_py_quiet_idle(void *state_ptr, int work_count)
          * wait at most a period; Aeron's own pace for them is 100 and 200 ms, and the
          * liveness timeouts that depend on them are seconds); after deep_ns of silence,
          * one per deep period (install_quiet_idle raised the cycle thresholds to match) */
-        state->spins = 0;
-        state->yields = 0;
-        state->park_ns = QUIET_MIN_PARK_NS;
-        sleep_ns(state->deep_ns > 0 && silence_ns >= state->deep_ns ? state->deep_period_ns : state->period_ns);
-        return;
+        backoff_reset(state);
+        return state->deep_ns > 0 && silence_ns >= state->deep_ns ? state->deep_period_ns : state->period_ns;
     }
     if (work_count > 0)
     {
-        state->spins = 0;
-        state->yields = 0;
-        state->park_ns = QUIET_MIN_PARK_NS;
-        return;
+        backoff_reset(state);
+        return AERON_PY_QUIET_IDLE_SPIN;
     }
     if (state->spins < QUIET_MAX_SPINS)
     {
         state->spins++;
-        return;
+        return AERON_PY_QUIET_IDLE_SPIN;
     }
     if (state->yields < QUIET_MAX_YIELDS)
     {
         state->yields++;
-        sched_yield();
-        return;
+        return AERON_PY_QUIET_IDLE_YIELD;
     }
-    sleep_ns(state->park_ns);
-    state->park_ns = state->park_ns * 2 < QUIET_MAX_PARK_NS ? state->park_ns * 2 : QUIET_MAX_PARK_NS;
+    const int64_t park_ns = state->park_ns;
+    state->park_ns = park_ns * 2 < QUIET_MAX_PARK_NS ? park_ns * 2 : QUIET_MAX_PARK_NS;
+    return park_ns;
+}
+
+void aeron_py_quiet_idle(void *state_ptr, int work_count)
+{
+    aeron_py_quiet_idle_t *state = state_ptr;
+    if (NULL != state->drain)
+    {
+        work_count += state->drain(state->drain_clientd, QUIET_DRAIN_LIMIT);
+    }
+    const int64_t action = aeron_py_quiet_idle_decide(state, work_count, aeron_py_monotonic_ns());
+    if (AERON_PY_QUIET_IDLE_YIELD == action)
+    {
+        sched_yield();
+    }
+    else if (action > 0)
+    {
+        sleep_ns(action);
+    }
 }

@@ -6,9 +6,9 @@
 
 extern "C" {
 #include "aeronmd.h"
-#include "endpoint_filter.h"
+#include "endpoint_filter/endpoint_filter.h"
 #include "monotonic.h"
-#include "traffic_bell.h"
+#include "traffic_bell/traffic_bell.h"
 }
 
 namespace aeron_py {

@@ -18,6 +18,7 @@
 #include "util/aeron_error.h"
 
 #include "endpoint_filter_internal.h"
+#include "endpoint_filter_registry.h"
 #include "transport_port.h"
 
 /* One per driver agent that receives (receiver, sender, name resolver): its own thread. */
@@ -73,6 +74,78 @@ static void count_drop(aeron_py_endpoint_filter_t *filter, int reason)
     __atomic_fetch_add(filter->counters[reason], 1, __ATOMIC_SEQ_CST);
 }
 
+/* The local port a datagram arrived on, looked up at most once per datagram, when a rule needs it. */
+typedef struct
+{
+    aeron_udp_channel_transport_t *transport;
+    bool known;
+    uint16_t port;
+}
+local_port_t;
+
+static uint16_t local_port(local_port_t *local)
+{
+    if (!local->known)
+    {
+        local->port = aeron_py_transport_local_port(local->transport, AERON_PY_FILTER_CLIENTD_INDEX);
+        local->known = true;
+    }
+    return local->port;
+}
+
+/* ---- the rules, in order: a drop reason, or -1 to pass ---- */
+
+/* The rule table: blocklist, then the port's owner. `owned`: the local port has an owner. */
+static int table_reason(aeron_py_filter_agent_t *agent, const uint8_t address[16], local_port_t *local, bool *owned)
+{
+    int reason = -1;
+    aeron_py_filter_table_t *table = table_acquire(agent->filter, agent->slot);
+    if (aeron_py_filter_table_blocks(table, address))
+    {
+        reason = AERON_PY_FILTER_BLOCKLIST;
+    }
+    else if (aeron_py_filter_table_has_owners(table))
+    {
+        const uint8_t *owner = aeron_py_filter_table_owner(table, local_port(local));
+        *owned = NULL != owner;
+        if (*owned && 0 != memcmp(owner, address, 16))
+        {
+            reason = AERON_PY_FILTER_PORT_OWNER;
+        }
+    }
+    table_release(agent->filter, agent->slot);
+    return reason;
+}
+
+/* A SETUP: the term length cap, then (receiver, port without an owner) new-session admission. */
+static int setup_reason(
+    aeron_py_filter_agent_t *agent, const uint8_t *buffer, size_t length, const uint8_t address[16],
+    local_port_t *local, bool owned)
+{
+    if (length < sizeof(aeron_setup_header_t) || AERON_HDR_TYPE_SETUP != ((const aeron_frame_header_t *)buffer)->type)
+    {
+        return -1;
+    }
+    const aeron_py_endpoint_filter_config_t *config = &agent->filter->config;
+    aeron_setup_header_t setup;
+    memcpy(&setup, buffer, sizeof(setup));
+    if (config->max_setup_term_length > 0 && setup.term_length > config->max_setup_term_length)
+    {
+        return AERON_PY_FILTER_SETUP_TERM_LENGTH;
+    }
+    if (agent->admits && !owned)
+    {
+        return aeron_py_admission_on_setup(
+            &agent->admission,
+            aeron_py_admission_key(config, address),
+            setup.session_id,
+            setup.stream_id,
+            local_port(local),
+            aeron_py_monotonic_ns());
+    }
+    return -1;
+}
+
 /* ---- the interceptor ---- */
 
 static void filter_incoming(
@@ -94,45 +167,12 @@ static void filter_incoming(
 
     if (NULL != filter && to_address(addr, address))
     {
-        bool port_known = false, owned = false;
-        uint16_t port = 0;
-        aeron_py_filter_table_t *table = table_acquire(filter, agent->slot);
-        if (aeron_py_filter_table_blocks(table, address))
+        local_port_t local = { transport, false, 0 };
+        bool owned = false;
+        reason = table_reason(agent, address, &local, &owned);
+        if (reason < 0)
         {
-            reason = AERON_PY_FILTER_BLOCKLIST;
-        }
-        else if (aeron_py_filter_table_has_owners(table))
-        {
-            port = aeron_py_transport_local_port(transport, AERON_PY_FILTER_CLIENTD_INDEX);
-            port_known = true;
-            const uint8_t *owner = aeron_py_filter_table_owner(table, port);
-            owned = NULL != owner;
-            if (owned && 0 != memcmp(owner, address, 16))
-            {
-                reason = AERON_PY_FILTER_PORT_OWNER;
-            }
-        }
-        table_release(filter, agent->slot);
-
-        if (reason < 0 && length >= sizeof(aeron_setup_header_t) &&
-            AERON_HDR_TYPE_SETUP == ((const aeron_frame_header_t *)buffer)->type)
-        {
-            aeron_setup_header_t setup;
-            memcpy(&setup, buffer, sizeof(setup));
-            if (filter->config.max_setup_term_length > 0 && setup.term_length > filter->config.max_setup_term_length)
-            {
-                reason = AERON_PY_FILTER_SETUP_TERM_LENGTH;
-            }
-            else if (agent->admits && !owned)
-            {
-                reason = aeron_py_admission_on_setup(
-                    &agent->admission,
-                    aeron_py_admission_key(&filter->config, address),
-                    setup.session_id,
-                    setup.stream_id,
-                    port_known ? port : aeron_py_transport_local_port(transport, AERON_PY_FILTER_CLIENTD_INDEX),
-                    aeron_py_monotonic_ns());
-            }
+            reason = setup_reason(agent, buffer, length, address, &local, owned);
         }
     }
 

@@ -2,8 +2,6 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
-#include <string.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include "aeron_alloc.h"
@@ -11,14 +9,13 @@
 #include "concurrent/aeron_counters_manager.h"
 #include "media/aeron_udp_channel_transport.h"
 #include "media/aeron_udp_channel_transport_bindings.h"
-#include "protocol/aeron_udp_protocol.h"
 
+#include "keepalive_frames.h"
+#include "keepalive_table.h"
 #include "keepalive_thinning.h"
 #include "transport_port.h"
 
-#define WAYS 4
 #define PORT_SLOT (1)   /* transport->interceptor_clientds slot caching the local port (the filter uses 0) */
-#define SETS (AERON_PY_THINNING_ENTRIES / WAYS)
 
 /* The context's setting: the first member is Aeron's bindings, so the context frees the
  * whole allocation (aeron_free) when it closes, after its driver's agents stopped. */
@@ -35,38 +32,9 @@ thinning_t;
 
 typedef struct
 {
-    const void *transport;                          /* NULL: the entry is free */
-    uint8_t address[16];
-    uint16_t port;
-    int16_t type;                                   /* AERON_HDR_TYPE_DATA or _SM */
-    uint8_t flags;
-    int32_t session_id;
-    int32_t stream_id;
-    int32_t term_id;
-    int32_t term_offset;
-    int32_t window;
-    int64_t last_sent_ns;
-}
-entry_t;
-
-/* What a keepalive says: its key's session and stream, then what must go out when it changes. */
-typedef struct
-{
-    int16_t type;
-    uint8_t flags;
-    int32_t session_id;
-    int32_t stream_id;
-    int32_t term_id;
-    int32_t term_offset;
-    int32_t window;
-}
-keepalive_t;
-
-typedef struct
-{
     thinning_t *thinning;
     aeron_driver_context_t *context;
-    entry_t *entries;                               /* SETS x WAYS, on the first keepalive */
+    aeron_py_keepalive_table_t table;
 }
 agent_state_t;
 
@@ -86,142 +54,6 @@ static thinning_t *find(aeron_driver_context_t *context)
     }
     return NULL;
 }
-
-static void key_address(const struct sockaddr_storage *addr, uint8_t address[16], uint16_t *port)
-{
-    memset(address, 0, 16);
-    *port = 0;
-    if (NULL == addr)
-    {
-        return;
-    }
-    if (AF_INET == addr->ss_family)
-    {
-        const struct sockaddr_in *in4 = (const struct sockaddr_in *)addr;
-        memcpy(address + 12, &in4->sin_addr, 4);
-        *port = in4->sin_port;
-    }
-    else if (AF_INET6 == addr->ss_family)
-    {
-        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)addr;
-        memcpy(address, &in6->sin6_addr, 16);
-        *port = in6->sin6_port;
-    }
-}
-
-static uint64_t mix(uint64_t h)
-{
-    h ^= h >> 33;
-    h *= UINT64_C(0xff51afd7ed558ccd);
-    h ^= h >> 33;
-    h *= UINT64_C(0xc4ceb9fe1a85ec53);
-    h ^= h >> 33;
-    return h;
-}
-
-/* true: let this keepalive go out. */
-static bool should_send(agent_state_t *state, const aeron_udp_channel_transport_t *transport,
-                        const struct sockaddr_storage *addr, const keepalive_t *k)
-{
-    if (NULL == state->entries)
-    {
-        if (aeron_alloc((void **)&state->entries, sizeof(entry_t) * AERON_PY_THINNING_ENTRIES) < 0)
-        {
-            state->entries = NULL;
-            return true;                            /* no table: thin nothing */
-        }
-    }
-    uint8_t address[16];
-    uint16_t port;
-    key_address(addr, address, &port);
-    uint64_t h = (uint64_t)(uintptr_t)transport;
-    h = mix(h ^ ((uint64_t)(uint32_t)k->session_id << 32 | (uint32_t)k->stream_id) ^ ((uint64_t)(uint16_t)k->type << 17));
-    uint64_t a0, a1;
-    memcpy(&a0, address, 8);
-    memcpy(&a1, address + 8, 8);
-    h = mix(h ^ a0);
-    h = mix(h ^ a1 ^ port);
-    entry_t *set = &state->entries[(h % SETS) * WAYS];
-
-    const int64_t now_ns = state->context->nano_clock();
-    entry_t *slot = NULL;
-    for (int i = 0; i < WAYS; i++)
-    {
-        entry_t *e = &set[i];
-        if (e->transport == transport && e->type == k->type && e->session_id == k->session_id &&
-            e->stream_id == k->stream_id && e->port == port && 0 == memcmp(e->address, address, 16))
-        {
-            if (e->term_id == k->term_id && e->term_offset == k->term_offset && e->window == k->window &&
-                e->flags == k->flags && now_ns - e->last_sent_ns < state->thinning->interval_ns)
-            {
-                return false;
-            }
-            slot = e;
-            break;
-        }
-    }
-    if (NULL == slot)                               /* new key: a free way, else the stalest */
-    {
-        slot = &set[0];
-        for (int i = 0; i < WAYS && NULL != slot->transport; i++)
-        {
-            if (NULL == set[i].transport || set[i].last_sent_ns < slot->last_sent_ns)
-            {
-                slot = &set[i];
-            }
-        }
-        slot->transport = transport;
-        memcpy(slot->address, address, 16);
-        slot->port = port;
-        slot->type = k->type;
-        slot->session_id = k->session_id;
-        slot->stream_id = k->stream_id;
-    }
-    slot->flags = k->flags;
-    slot->term_id = k->term_id;
-    slot->term_offset = k->term_offset;
-    slot->window = k->window;
-    slot->last_sent_ns = now_ns;
-    return true;
-}
-
-/* A heartbeat or status message that may be thinned: true, `k` filled. Never END OF STREAM,
- * REVOKED or a status message asking for SETUP (a receiver that lost track of a stream). */
-static bool keepalive_of(const struct iovec *iov, size_t iov_length, keepalive_t *k)
-{
-    if (1 != iov_length || iov[0].iov_len < sizeof(aeron_frame_header_t))
-    {
-        return false;
-    }
-    aeron_frame_header_t frame;
-    memcpy(&frame, iov[0].iov_base, sizeof(frame));
-    if (AERON_HDR_TYPE_DATA == frame.type && 0 == frame.frame_length && iov[0].iov_len == AERON_DATA_HEADER_LENGTH)
-    {
-        if (0 != (frame.flags & (AERON_DATA_HEADER_EOS_FLAG | AERON_DATA_HEADER_REVOKED_FLAG)))
-        {
-            return false;
-        }
-        aeron_data_header_t data;
-        memcpy(&data, iov[0].iov_base, sizeof(data));
-        *k = (keepalive_t){ AERON_HDR_TYPE_DATA, frame.flags, data.session_id, data.stream_id, data.term_id,
-                            data.term_offset, 0 };
-        return true;
-    }
-    if (AERON_HDR_TYPE_SM == frame.type && iov[0].iov_len >= sizeof(aeron_status_message_header_t))
-    {
-        if (0 != (frame.flags & (AERON_STATUS_MESSAGE_HEADER_EOS_FLAG | AERON_STATUS_MESSAGE_HEADER_SEND_SETUP_FLAG)))
-        {
-            return false;
-        }
-        aeron_status_message_header_t sm;
-        memcpy(&sm, iov[0].iov_base, sizeof(sm));
-        *k = (keepalive_t){ AERON_HDR_TYPE_SM, frame.flags, sm.session_id, sm.stream_id, sm.consumption_term_id,
-                            sm.consumption_term_offset, sm.receiver_window };
-        return true;
-    }
-    return false;
-}
-
 
 static bool thins(const thinning_t *thinning, aeron_udp_channel_transport_t *transport)
 {
@@ -247,9 +79,10 @@ static int thinning_send(
     int64_t *bytes_sent)
 {
     agent_state_t *state = interceptor_state;
-    keepalive_t k;
-    if (keepalive_of(iov, iov_length, &k) && thins(state->thinning, transport) &&
-        !should_send(state, transport, address, &k))
+    aeron_py_keepalive_t k;
+    if (aeron_py_keepalive_of(iov, iov_length, &k) && thins(state->thinning, transport) &&
+        !aeron_py_keepalive_table_should_send(
+            &state->table, transport, address, &k, state->context->nano_clock(), state->thinning->interval_ns))
     {
         __atomic_fetch_add(state->thinning->thinned, 1, __ATOMIC_RELEASE);
         *bytes_sent += (int64_t)iov[0].iov_len;         /* as the transport reports a send */
@@ -270,7 +103,7 @@ static int thinning_init(void **interceptor_state, aeron_driver_context_t *conte
     }
     state->thinning = find(context);
     state->context = context;
-    state->entries = NULL;
+    state->table.entries = NULL;
     if (NULL == state->thinning)
     {
         aeron_free(state);
@@ -285,7 +118,7 @@ static int thinning_close(void *interceptor_state)
     agent_state_t *state = interceptor_state;
     if (NULL != state)
     {
-        aeron_free(state->entries);
+        aeron_py_keepalive_table_close(&state->table);
         aeron_free(state);
     }
     return 0;

@@ -27,6 +27,8 @@
  * its thread: the sender sends heartbeats, the receiver status messages), fixed-size
  * (4-way set associative, AERON_PY_THINNING_ENTRIES), allocated when first needed. A key
  * evicted by a collision simply sends its next keepalive: the table fails open.
+ * Files: keepalive_frames.c (which frames are keepalives), keepalive_table.c (the table and
+ * the decision), this interceptor and the context's setting in keepalive_thinning.c.
  * No policy here: the interval comes from the caller.
  */
 #ifndef AERON_PY_KEEPALIVE_THINNING_H
@@ -41,7 +43,6 @@ extern "C" {
 typedef struct aeron_driver_context_stct aeron_driver_context_t;
 
 #define AERON_PY_THINNING_COUNTER_TYPE_ID (9102)
-#define AERON_PY_THINNING_ENTRIES 32768
 
 /* Before aeron_driver_init: thin this context's keepalives to one per `interval_ns` (> 0)
  * per key. 0, or -1 with errno set (EINVAL, ENOMEM). */

@@ -9,7 +9,7 @@
 #include "concurrent/aeron_rb.h"
 
 #include "driver_queues.h"
-#include "traffic_bell.h"
+#include "traffic_bell/traffic_bell.h"
 
 int aeron_py_driver_context_set_conductor_queue_capacity(aeron_driver_context_t *context, size_t capacity)
 {
@@ -66,6 +66,6 @@ int aeron_py_driver_attach_conductor_drain(aeron_driver_t *driver)
     {
         return 0;
     }
-    aeron_py_quiet_idle_attach_conductor(context->shared_idle_strategy_state, &driver->conductor);
+    aeron_py_quiet_idle_attach_drain(context->shared_idle_strategy_state, aeron_py_conductor_drain, &driver->conductor);
     return 1;
 }

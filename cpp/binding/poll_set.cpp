@@ -158,6 +158,90 @@ void PollSet::drop_dead(std::vector<std::unique_ptr<PollSetEntry>> &graveyard) {
     }
 }
 
+namespace {
+
+// One entry's controlled poll into `batch` (phase B); the C call's result.
+int poll_entry(PollSetEntry &entry, PollSetBatch &batch, size_t fragment_limit) noexcept {
+    SubState &sub = *entry.sub;
+    entry.batch = &batch;
+    entry.delivered = false;
+    sub.polling++;
+    sub.client->polling++;
+    const int rc = entry.image
+                       ? aeron_image_controlled_poll(entry.image->image, aeron_controlled_fragment_assembler_handler,
+                                                     entry.assembler, fragment_limit)
+                       : aeron_subscription_controlled_poll(
+                             sub.subscription, aeron_controlled_fragment_assembler_handler, entry.assembler,
+                             fragment_limit);
+    sub.polling--;
+    sub.client->polling--;
+    entry.batch = nullptr;
+    return rc;
+}
+
+// Phase C: the list of (key, session_id, bytes), or nullptr with an error set.
+PyObject *build_result(const PollSetBatch &batch) noexcept {
+    for (PyObject *key : batch.keys) Py_INCREF(key);
+    PyObject *result = PyList_New(static_cast<Py_ssize_t>(batch.messages.size()));
+    for (size_t j = 0; result != nullptr && j < batch.messages.size(); j++) {
+        const PollSetBatch::Message &message = batch.messages[j];
+        PyObject *item = PyTuple_New(3);
+        PyObject *session = PyLong_FromLong(message.session_id);
+        PyObject *data = PyBytes_FromStringAndSize(reinterpret_cast<const char *>(batch.data.data() + message.offset),
+                                                   static_cast<Py_ssize_t>(message.length));
+        if (item == nullptr || session == nullptr || data == nullptr) {
+            Py_XDECREF(item);
+            Py_XDECREF(session);
+            Py_XDECREF(data);
+            Py_CLEAR(result);
+            break;
+        }
+        PyObject *key = batch.keys[message.key_slot];
+        Py_INCREF(key);
+        PyTuple_SET_ITEM(item, 0, key);
+        PyTuple_SET_ITEM(item, 1, session);
+        PyTuple_SET_ITEM(item, 2, data);
+        PyList_SET_ITEM(result, static_cast<Py_ssize_t>(j), item);
+    }
+    for (PyObject *key : batch.keys) Py_DECREF(key);
+    return result;
+}
+
+// Empties the batch after a poll, keeping at most kKeep*Capacity of storage for the next.
+void reset_batch(PollSetBatch &batch) noexcept {
+    batch.keys.clear();
+    batch.messages.clear();
+    if (batch.data.capacity() > kKeepDataCapacity) std::vector<uint8_t>().swap(batch.data);
+    if (batch.messages.capacity() > kKeepMessageCapacity) std::vector<PollSetBatch::Message>().swap(batch.messages);
+    batch.data.clear();
+}
+
+}  // namespace
+
+const char *PollSet::collect_batch(long fragment_limit, size_t max_messages) {
+    PollSetBatch &batch = batch_;
+    batch.data.clear();
+    batch.messages.clear();
+    batch.keys.clear();
+    batch.max_messages = max_messages;
+    batch.out_of_memory = false;
+    const size_t count = entries_.size();
+    const size_t limit = static_cast<size_t>(fragment_limit);
+    const size_t start = cursor_ < count ? cursor_ : 0;
+    for (size_t k = 0; k < count && max_messages > 0; k++) {
+        const size_t i = start + k < count ? start + k : start + k - count;
+        PollSetEntry &entry = *entries_[i];
+        if (poll_entry(entry, batch, limit) < 0)
+            return entry.image ? "aeron_image_controlled_poll" : "aeron_subscription_controlled_poll";
+        if (batch.out_of_memory) break;
+        if (batch.messages.size() >= max_messages) {
+            cursor_ = i + 1;  // the next capped poll starts after the entry that filled this one
+            break;
+        }
+    }
+    return nullptr;
+}
+
 PyObject *PollSet::poll(long fragment_limit, size_t max_messages) {
     if (polling_) {
         PyErr_SetString(PyExc_RuntimeError,
@@ -178,42 +262,7 @@ PyObject *PollSet::poll(long fragment_limit, size_t max_messages) {
             }
         }
         // Phase B.
-        PollSetBatch &batch = batch_;
-        batch.data.clear();
-        batch.messages.clear();
-        batch.keys.clear();
-        batch.max_messages = max_messages;
-        batch.out_of_memory = false;
-        const size_t count = entries_.size();
-        const size_t limit = static_cast<size_t>(fragment_limit);
-        const size_t start = cursor_ < count ? cursor_ : 0;
-        const char *failed_call = nullptr;
-        for (size_t k = 0; k < count && max_messages > 0; k++) {
-            const size_t i = start + k < count ? start + k : start + k - count;
-            PollSetEntry &entry = *entries_[i];
-            SubState &sub = *entry.sub;
-            entry.batch = &batch;
-            entry.delivered = false;
-            sub.polling++;
-            sub.client->polling++;
-            const int rc = entry.image
-                               ? aeron_image_controlled_poll(entry.image->image, aeron_controlled_fragment_assembler_handler,
-                                                             entry.assembler, limit)
-                               : aeron_subscription_controlled_poll(
-                                     sub.subscription, aeron_controlled_fragment_assembler_handler, entry.assembler, limit);
-            sub.polling--;
-            sub.client->polling--;
-            entry.batch = nullptr;
-            if (rc < 0) {
-                failed_call = entry.image ? "aeron_image_controlled_poll" : "aeron_subscription_controlled_poll";
-                break;
-            }
-            if (batch.out_of_memory) break;
-            if (batch.messages.size() >= max_messages) {
-                cursor_ = i + 1;  // the next capped poll starts after the entry that filled this one
-                break;
-            }
-        }
+        const char *failed_call = collect_batch(fragment_limit, max_messages);
         // No Python ran since phase A, so no close can have been deferred by these polls.
         if (failed_call != nullptr) {
             const std::string message = std::string(failed_call) + ": " + aeron_errmsg();
@@ -221,40 +270,13 @@ PyObject *PollSet::poll(long fragment_limit, size_t max_messages) {
             bury(graveyard);
             throw AeronCallError(message, errcode);
         }
-        if (batch.out_of_memory) {
+        // Phase C.
+        if (batch_.out_of_memory) {
             PyErr_NoMemory();
         } else {
-            // Phase C.
-            for (PyObject *key : batch.keys) Py_INCREF(key);
-            result = PyList_New(static_cast<Py_ssize_t>(batch.messages.size()));
-            for (size_t j = 0; result != nullptr && j < batch.messages.size(); j++) {
-                const PollSetBatch::Message &message = batch.messages[j];
-                PyObject *item = PyTuple_New(3);
-                PyObject *session = PyLong_FromLong(message.session_id);
-                PyObject *data = PyBytes_FromStringAndSize(
-                    reinterpret_cast<const char *>(batch.data.data() + message.offset),
-                    static_cast<Py_ssize_t>(message.length));
-                if (item == nullptr || session == nullptr || data == nullptr) {
-                    Py_XDECREF(item);
-                    Py_XDECREF(session);
-                    Py_XDECREF(data);
-                    Py_CLEAR(result);
-                    break;
-                }
-                PyObject *key = batch.keys[message.key_slot];
-                Py_INCREF(key);
-                PyTuple_SET_ITEM(item, 0, key);
-                PyTuple_SET_ITEM(item, 1, session);
-                PyTuple_SET_ITEM(item, 2, data);
-                PyList_SET_ITEM(result, static_cast<Py_ssize_t>(j), item);
-            }
-            for (PyObject *key : batch.keys) Py_DECREF(key);
+            result = build_result(batch_);
         }
-        batch.keys.clear();
-        batch.messages.clear();
-        if (batch.data.capacity() > kKeepDataCapacity) std::vector<uint8_t>().swap(batch.data);
-        if (batch.messages.capacity() > kKeepMessageCapacity) std::vector<PollSetBatch::Message>().swap(batch.messages);
-        batch.data.clear();
+        reset_batch(batch_);
     }
     bury(graveyard);
     return result;

@@ -7,8 +7,8 @@
 
 extern "C" {
 #include "aeronmd.h"
-#include "driver_queues.h"
-#include "keepalive_thinning.h"
+#include "driver_queues/driver_queues.h"
+#include "keepalive_thinning/keepalive_thinning.h"
 }
 
 namespace aeron_py {
@@ -166,10 +166,12 @@ private:
     cls.def("get_" #name, [](DriverContext &c) { return aeron_driver_context_get_##name(c.readable()); }, \
             "aeron_driver_context_get_" #name)
 
-void init_driver(py::module_ &m) {
-    init_endpoint_filter(m);
-    py::class_<DriverContext> cls(m, "DriverContext", "aeron_driver_context_t (aeron_driver_context_init).");
-    cls.def(py::init<>());
+namespace {
+
+using DriverContextClass = py::class_<DriverContext>;
+
+// Aeron's own settings: aeron_driver_context_set_* (and get_dir, get_threading_mode).
+void def_context_setters(DriverContextClass &cls) {
     AERON_PY_STRING_SETTER(dir);
     cls.def("get_dir", [](DriverContext &c) { return std::string(aeron_driver_context_get_dir(c.readable())); },
             "aeron_driver_context_get_dir");
@@ -224,6 +226,10 @@ void init_driver(py::module_ &m) {
     AERON_PY_STRING_SETTER(receiver_idle_strategy_init_args);
     AERON_PY_STRING_SETTER(sharednetwork_idle_strategy_init_args);
     AERON_PY_STRING_SETTER(shared_idle_strategy_init_args);
+}
+
+// The plug-ins' settings (cpp/plugins/): driver_queues.h, keepalive_thinning.h.
+void def_context_plugin_settings(DriverContextClass &cls) {
     cls.def(
         "set_conductor_queue_capacity",
         [](DriverContext &c, size_t capacity) {
@@ -264,6 +270,10 @@ void init_driver(py::module_ &m) {
         "get_keepalive_interval_ns",
         [](const DriverContext &c) { return aeron_py_driver_context_keepalive_interval(c.readable()); },
         "aeron_py_driver_context_keepalive_interval: 0 when keepalives are not thinned.");
+}
+
+// aeron_driver_context_get_*: readable while the driver runs, never after it closed.
+void def_context_getters(DriverContextClass &cls) {
     AERON_PY_GETTER(term_buffer_length);
     AERON_PY_GETTER(ipc_term_buffer_length);
     AERON_PY_GETTER(mtu_length);
@@ -276,7 +286,9 @@ void init_driver(py::module_ &m) {
     AERON_PY_GETTER(publication_reserved_session_id_high);
     AERON_PY_GETTER(stream_session_limit);
     AERON_PY_GETTER(dir_delete_on_shutdown);
+}
 
+void def_driver(py::module_ &m) {
     py::class_<Driver>(m, "Driver", "aeron_driver_t (aeron_driver_init + aeron_driver_start).")
         .def(py::init<DriverContext &, bool, py::handle, int64_t, int64_t, int64_t, int64_t>(), py::arg("context"),
              py::arg("manual_main_loop") = false, py::arg("endpoint_filter") = py::none(),
@@ -291,7 +303,18 @@ void init_driver(py::module_ &m) {
         .def("idle", &Driver::idle, py::arg("work_count"), "aeron_driver_main_idle_strategy (releases the GIL).")
         .def("close", &Driver::close, "aeron_driver_close + aeron_driver_context_close; idempotent.")
         .def_property_readonly("is_closed", &Driver::closed);
+}
 
+}  // namespace
+
+void init_driver(py::module_ &m) {
+    init_endpoint_filter(m);
+    DriverContextClass cls(m, "DriverContext", "aeron_driver_context_t (aeron_driver_context_init).");
+    cls.def(py::init<>());
+    def_context_setters(cls);
+    def_context_plugin_settings(cls);
+    def_context_getters(cls);
+    def_driver(m);
     m.attr("THREADING_MODE_DEDICATED") = static_cast<int>(AERON_THREADING_MODE_DEDICATED);
     m.attr("THREADING_MODE_SHARED_NETWORK") = static_cast<int>(AERON_THREADING_MODE_SHARED_NETWORK);
     m.attr("THREADING_MODE_SHARED") = static_cast<int>(AERON_THREADING_MODE_SHARED);

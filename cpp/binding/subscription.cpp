@@ -10,63 +10,6 @@
 
 namespace aeron_py {
 
-void SubState::check_open() const {
-    if (closed) throw AeronCallError("the subscription is closed", EPIPE);
-    client->check_open();
-}
-
-void SubState::retain(const std::shared_ptr<ImageHandle> &handle) { retained.insert(handle); }
-
-void SubState::release(const std::shared_ptr<ImageHandle> &handle) {
-    if (handle->released) return;
-    handle->released = true;
-    if (retained.find(handle) == retained.end()) return;  // already released with the subscription
-    if (polling > 0) {
-        release_pending.push_back(handle);  // a poll may be reading it: release when it returns
-        return;
-    }
-    retained.erase(handle);
-    aeron_subscription_image_release(subscription, handle->image);
-}
-
-void SubState::release_images() noexcept {
-    for (const auto &handle : retained) {
-        handle->released = true;
-        aeron_subscription_image_release(subscription, handle->image);
-    }
-    retained.clear();
-    release_pending.clear();
-}
-
-void SubState::close() {
-    if (closed) return;
-    closed = true;
-    if (client->closed) return;  // aeron_close frees it (now, or when the client's deferred close runs)
-    client->image_callbacks.erase(registration_id);
-    client->subscriptions.erase(registration_id);
-    if (polling > 0) {
-        close_pending = true;
-        return;
-    }
-    release_images();
-    if (aeron_subscription_close(subscription, nullptr, nullptr) < 0) throw_aeron_error("aeron_subscription_close");
-}
-
-void SubState::finish_deferred() noexcept {
-    if (polling > 0 || client->closed) return;  // a closed client released everything
-    for (const auto &handle : release_pending) {
-        if (retained.erase(handle) > 0) aeron_subscription_image_release(subscription, handle->image);
-    }
-    release_pending.clear();
-    if (!close_pending) return;
-    close_pending = false;
-    release_images();
-    if (aeron_subscription_close(subscription, nullptr, nullptr) < 0 && python_alive()) {
-        PyErr_Format(PyExc_RuntimeError, "aeron_subscription_close: %s", aeron_errmsg());
-        PyErr_WriteUnraisable(nullptr);
-    }
-}
-
 namespace {
 
 PyObject *public_subscription_class = nullptr;  // strong, kept for the life of the process

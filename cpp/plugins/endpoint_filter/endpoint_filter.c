@@ -1,5 +1,6 @@
 /* Endpoint filter: lifecycle, rule-table publication and drop counters (see endpoint_filter.h);
- * the interceptor itself is in endpoint_filter_interceptor.c. */
+ * the interceptor itself is in endpoint_filter_interceptor.c, the filter of each driver context
+ * in endpoint_filter_registry.c. */
 #if defined(__linux__)
 #define _GNU_SOURCE
 #endif
@@ -16,47 +17,12 @@
 #include "media/aeron_udp_channel_transport_bindings.h"
 
 #include "endpoint_filter_internal.h"
+#include "endpoint_filter_registry.h"
 
 static const char *const reason_names[AERON_PY_FILTER_REASON_COUNT] = {
     "blocklist", "port owner", "setup term length", "setup rate", "source images", "total images",
     "source table full"
 };
-
-/* ---- which filter belongs to which driver context (init funcs only get the context) ---- */
-
-static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static aeron_py_endpoint_filter_t *registry[AERON_PY_FILTER_MAX_DRIVERS];
-
-aeron_py_endpoint_filter_t *aeron_py_filter_registry_find(const aeron_driver_context_t *context)
-{
-    aeron_py_endpoint_filter_t *found = NULL;
-    pthread_mutex_lock(&registry_lock);
-    for (int i = 0; i < AERON_PY_FILTER_MAX_DRIVERS && NULL == found; i++)
-    {
-        if (NULL != registry[i] && registry[i]->context == context)
-        {
-            found = registry[i];
-        }
-    }
-    pthread_mutex_unlock(&registry_lock);
-    return found;
-}
-
-static int registry_set(aeron_py_endpoint_filter_t *old_value, aeron_py_endpoint_filter_t *new_value)
-{
-    int result = -1;
-    pthread_mutex_lock(&registry_lock);
-    for (int i = 0; i < AERON_PY_FILTER_MAX_DRIVERS && result < 0; i++)
-    {
-        if (registry[i] == old_value)
-        {
-            registry[i] = new_value;
-            result = 0;
-        }
-    }
-    pthread_mutex_unlock(&registry_lock);
-    return result;
-}
 
 /* ---- lifecycle (the owning Python thread) ---- */
 
@@ -113,7 +79,7 @@ int aeron_py_endpoint_filter_install(aeron_py_endpoint_filter_t *filter, aeron_d
         return -1;
     }
     filter->context = context;
-    if (registry_set(NULL, filter) < 0)
+    if (aeron_py_filter_registry_set(NULL, filter) < 0)
     {
         filter->context = NULL;
         aeron_free(bindings);
@@ -170,7 +136,7 @@ void aeron_py_endpoint_filter_detach(aeron_py_endpoint_filter_t *filter)
     }
     if (NULL != filter->context)
     {
-        registry_set(filter, NULL);
+        aeron_py_filter_registry_set(filter, NULL);
         filter->context = NULL;
     }
 }

@@ -39,8 +39,10 @@ int aeron_py_driver_context_set_conductor_queue_capacity(aeron_driver_context_t 
  * command is in progress). Returns the number run. */
 int aeron_py_conductor_drain(void *conductor, int limit);
 
-/* After aeron_driver_init, before aeron_driver_start: gives the quiet idle strategy, when it
- * is the driver's SHARED idle strategy, the conductor to drain. 1 if attached, else 0. */
+/* After aeron_driver_init, before aeron_driver_start: when the quiet idle strategy is the
+ * driver's SHARED idle strategy, attaches aeron_py_conductor_drain of this driver's conductor
+ * to it (aeron_py_quiet_idle_attach_drain: the strategy knows nothing of the conductor, so
+ * this file depends on traffic_bell.h and not the reverse). 1 if attached, else 0. */
 int aeron_py_driver_attach_conductor_drain(aeron_driver_t *driver);
 
 #ifdef __cplusplus

@@ -58,6 +58,10 @@ int aeron_py_traffic_bell_wait(aeron_py_traffic_bell_t *bell, int64_t seen, int6
 
 /* ---- the quiet idle strategy (an aeron_idle_strategy_func_t and its state) ---- */
 
+/* Work the strategy runs before each idle decision, on the agent's own thread: up to `limit`
+ * items, returns how many it ran (driver_queues.h attaches the conductor's command drain). */
+typedef int (*aeron_py_quiet_idle_drain_func_t)(void *clientd, int limit);
+
 typedef struct aeron_py_quiet_idle_stct
 {
     aeron_py_traffic_bell_t *bell;  /* outlives the driver (the endpoint filter owns it) */
@@ -68,7 +72,8 @@ typedef struct aeron_py_quiet_idle_stct
     int64_t spins;
     int64_t yields;
     int64_t park_ns;
-    void *conductor;                /* the driver's conductor, drained between duty cycles (driver_queues.h) */
+    aeron_py_quiet_idle_drain_func_t drain;  /* NULL, or run between duty cycles (driver_queues.h) */
+    void *drain_clientd;
 }
 aeron_py_quiet_idle_t;
 
@@ -80,8 +85,15 @@ aeron_py_quiet_idle_t *aeron_py_quiet_idle_create(
 /* The longest sleep between two duty cycles the state allows (period or deep period). */
 int64_t aeron_py_quiet_idle_longest_period_ns(const aeron_py_quiet_idle_t *state);
 void aeron_py_quiet_idle(void *state, int work_count);
-/* Before aeron_driver_start: the conductor (aeron_driver_conductor_t *) to drain. */
-void aeron_py_quiet_idle_attach_conductor(void *state, void *conductor);
+/* Before aeron_driver_start: work to run between duty cycles (its clientd outlives the state). */
+void aeron_py_quiet_idle_attach_drain(void *state, aeron_py_quiet_idle_drain_func_t drain, void *clientd);
+
+/* The decision behind aeron_py_quiet_idle, after a duty cycle that did `work_count` at
+ * `now_ns`: AERON_PY_QUIET_IDLE_SPIN (return at once), AERON_PY_QUIET_IDLE_YIELD
+ * (sched_yield), else the nanoseconds to sleep (> 0). Advances the backoff state. */
+#define AERON_PY_QUIET_IDLE_SPIN (0)
+#define AERON_PY_QUIET_IDLE_YIELD (-1)
+int64_t aeron_py_quiet_idle_decide(aeron_py_quiet_idle_t *state, int work_count, int64_t now_ns);
 
 #ifdef __cplusplus
 }

@@ -75,6 +75,9 @@ private:
     // by the caller once nothing iterates the set).
     void drop_dead(std::vector<std::unique_ptr<PollSetEntry>> &graveyard);
     std::unique_ptr<PollSetEntry> take_at(size_t index);
+    // Phase B of poll: one controlled poll per entry into batch_, round robin from cursor_;
+    // the name of the C call that failed (aeron_errmsg tells why), or nullptr.
+    const char *collect_batch(long fragment_limit, size_t max_messages);
 
     std::vector<std::unique_ptr<PollSetEntry>> entries_;
     std::unordered_map<PyObject *, size_t> index_;  // owner -> position in entries_

@@ -1,0 +1,142 @@
+/* The driver's command queues (cpp/plugins/driver_queues/driver_queues.c): the conductor
+ * ring's replacement and its checks, the drain the quiet idle strategy runs (bounded, one
+ * command at a time, none while an asynchronous command is in progress), and when the drain
+ * is attached (SHARED threading with the quiet idle strategy only). */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "aeron_alloc.h"
+#include "aeron_driver.h"
+#include "aeron_driver_conductor.h"
+#include "aeron_driver_context.h"
+#include "concurrent/aeron_mpsc_rb.h"
+#include "concurrent/aeron_rb.h"
+
+#include "driver_queues/driver_queues.h"
+#include "traffic_bell/traffic_bell.h"
+
+#include "check.h"
+
+#define KIB ((size_t)1024)
+
+static void queue_capacity_must_be_a_power_of_two_of_128_kib_or_more(void)
+{
+    aeron_driver_context_t *context = NULL;
+    CHECK(0 == aeron_driver_context_init(&context), "aeron_driver_context_init");
+    const size_t bad[] = { 0, 64 * KIB, 100000, 128 * KIB + 1, 3 * 128 * KIB };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+    {
+        errno = 0;
+        const int rc = aeron_py_driver_context_set_conductor_queue_capacity(context, bad[i]);
+        CHECK(rc < 0 && EINVAL == errno, "capacity %zu accepted (rc %d, errno %d)", bad[i], rc, errno);
+    }
+    errno = 0;
+    CHECK(aeron_py_driver_context_set_conductor_queue_capacity(NULL, 1024 * KIB) < 0 && EINVAL == errno, "NULL context");
+    CHECK(0 == aeron_py_driver_context_set_conductor_queue_capacity(context, 1024 * KIB), "1 MiB: errno %d", errno);
+    CHECK(1024 * KIB == context->conductor_command_queue.capacity, "the ring holds %zu bytes, expected 1 MiB",
+          context->conductor_command_queue.capacity);
+    CHECK(0 == aeron_py_driver_context_set_conductor_queue_capacity(context, 128 * KIB), "128 KiB: errno %d", errno);
+    aeron_driver_context_close(context);  /* frees the replaced ring (LeakSanitizer checks) */
+}
+
+/* ---- the drain, on a conductor whose only live part is its command queue ---- */
+
+static int commands_run;
+static void *command_clientd;
+
+static void count_command(void *clientd, void *command)
+{
+    commands_run++;
+    command_clientd = clientd;
+}
+
+typedef struct
+{
+    aeron_driver_conductor_t *conductor;
+    aeron_mpsc_rb_t queue;
+    void *buffer;
+}
+queue_rig_t;
+
+static void queue_rig_open(queue_rig_t *rig, int commands)
+{
+    const size_t length = 64 * KIB + AERON_RB_TRAILER_LENGTH;
+    rig->conductor = calloc(1, sizeof(aeron_driver_conductor_t));
+    rig->buffer = calloc(1, length);
+    aeron_mpsc_rb_init(&rig->queue, rig->buffer, length);
+    rig->conductor->conductor_proxy.command_queue = &rig->queue;
+    for (int i = 0; i < commands; i++)
+    {
+        aeron_command_base_t command = { .func = count_command, .item = NULL };
+        aeron_mpsc_rb_write(&rig->queue, 1, &command, sizeof(command));
+    }
+    commands_run = 0;
+    command_clientd = NULL;
+}
+
+static void queue_rig_close(queue_rig_t *rig)
+{
+    free(rig->buffer);
+    free(rig->conductor);
+}
+
+static void drain_runs_at_most_limit_commands(void)
+{
+    queue_rig_t rig;
+    queue_rig_open(&rig, 3);
+    CHECK(2 == aeron_py_conductor_drain(rig.conductor, 2), "limit 2 of 3 queued");
+    CHECK(2 == commands_run, "%d commands ran, expected 2", commands_run);
+    CHECK(rig.conductor == command_clientd, "a command ran with a clientd other than the conductor");
+    CHECK(1 == aeron_py_conductor_drain(rig.conductor, 256), "the last queued command");
+    CHECK(0 == aeron_py_conductor_drain(rig.conductor, 256), "an empty queue");
+    CHECK(3 == commands_run, "%d commands ran in all, expected 3", commands_run);
+    queue_rig_close(&rig);
+}
+
+static void drain_waits_for_an_asynchronous_command(void)
+{
+    queue_rig_t rig;
+    queue_rig_open(&rig, 1);
+    aeron_driver_conductor_driver_command_t in_progress = { 0 };
+    rig.conductor->driver_command = &in_progress;
+    CHECK(0 == aeron_py_conductor_drain(rig.conductor, 256), "drained while an asynchronous command was in progress");
+    CHECK(0 == commands_run, "a command ran while an asynchronous command was in progress");
+    rig.conductor->driver_command = NULL;
+    CHECK(1 == aeron_py_conductor_drain(rig.conductor, 256), "the queued command after the asynchronous one");
+    queue_rig_close(&rig);
+}
+
+/* ---- attaching the drain to the quiet idle strategy ---- */
+
+static void drain_attaches_to_a_shared_quiet_idle_only(void)
+{
+    aeron_driver_t *driver = calloc(1, sizeof(aeron_driver_t));
+    aeron_driver_context_init(&driver->context);
+    aeron_driver_context_t *context = driver->context;
+    context->threading_mode = AERON_THREADING_MODE_DEDICATED;
+    CHECK(0 == aeron_py_driver_attach_conductor_drain(driver), "attached in DEDICATED threading");
+    context->threading_mode = AERON_THREADING_MODE_SHARED;
+    CHECK(0 == aeron_py_driver_attach_conductor_drain(driver), "attached to Aeron's own idle strategy");
+
+    aeron_py_traffic_bell_t *bell = aeron_py_traffic_bell_create();
+    aeron_py_quiet_idle_t *state = aeron_py_quiet_idle_create(bell, 0, INT64_C(10000000), 0, 0);
+    aeron_free(context->shared_idle_strategy_state);  /* as aeron_py_endpoint_filter_install_quiet_idle does */
+    context->shared_idle_strategy_state = state;
+    context->shared_idle_strategy_func = aeron_py_quiet_idle;
+    CHECK(1 == aeron_py_driver_attach_conductor_drain(driver), "not attached to the SHARED quiet idle strategy");
+    CHECK(aeron_py_conductor_drain == state->drain, "the attached drain is not the conductor's");
+    CHECK(&driver->conductor == state->drain_clientd, "the drain does not drain this driver's conductor");
+    aeron_driver_context_close(context);  /* frees the quiet idle state */
+    aeron_py_traffic_bell_delete(bell);
+    free(driver);
+}
+
+int main(void)
+{
+    check_program = "test_driver_queues";
+    RUN(queue_capacity_must_be_a_power_of_two_of_128_kib_or_more);
+    RUN(drain_runs_at_most_limit_commands);
+    RUN(drain_waits_for_an_asynchronous_command);
+    RUN(drain_attaches_to_a_shared_quiet_idle_only);
+    return check_summary();
+}
