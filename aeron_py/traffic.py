@@ -10,9 +10,11 @@ with end-of-stream, or a SETUP.  Heartbeats, status messages, NAKs and RTT measu
 do not ring it.
 
 - :class:`TrafficBell` (``MediaDriver.traffic``): read :meth:`~TrafficBell.sequence`
-  *before* your last poll; when it found nothing, :meth:`~TrafficBell.wait` on that
-  value sleeps (GIL released) until a datagram rings or the timeout passes.  A ring
-  between the poll and the wait is never lost.  :meth:`~TrafficBell.fileno` is an
+  *before* your last polls; when two polls in a row found nothing, :meth:`~TrafficBell.wait`
+  on that value sleeps (GIL released) until a datagram rings or the timeout passes.  A
+  ring between the poll and the wait is never lost.  Two, because a poll stops at the end
+  of a term: one that consumed only the padding closing a term finds no message while
+  the next term may already hold one (it rang before you read the sequence).  :meth:`~TrafficBell.fileno` is an
   eventfd for ``selectors``/``asyncio`` users (readable after a ring while a wait is
   armed).
 - :class:`QuietIdle` (``MediaDriver(quiet_idle=QuietIdle())``): the driver's SHARED

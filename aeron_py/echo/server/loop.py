@@ -138,6 +138,7 @@ class EchoServer:
         # poll pass that found nothing (None: poll; see _poll_due)
         self._bell_seen: int | None = None
         self._polled_at: int | None = None
+        self._empty_pass_at: int | None = None  # the sequence read before the last empty pass
         self._eos_walked_at: int | None = None  # ... and before the last settled end-of-stream walk
 
     # ---- thread-safe views and controls
@@ -275,6 +276,22 @@ class EchoServer:
                 on_stopping(self)
             self._teardown()
 
+    def _settle_poll(self, polled: int) -> None:
+        """Record a poll pass: settled (no pass until the bell rings) after two empty passes
+        in a row at the same bell sequence.
+
+        One empty pass is not enough: a poll stops at the end of a term, so a pass that
+        consumed only the padding closing a term found no message while the next term may
+        already hold one (its datagram rang before this pass); the next pass reads it.  A
+        pass consumes at most one term's padding per image, so a second empty pass at the
+        same sequence leaves nothing unread.  A busy pass may have left more."""
+        if polled:
+            self._polled_at = self._empty_pass_at = None
+        elif self._empty_pass_at is not None and self._empty_pass_at == self._bell_seen:
+            self._polled_at = self._bell_seen
+        else:
+            self._empty_pass_at, self._polled_at = self._bell_seen, None
+
     def _poll_due(self) -> bool:
         """Whether a poll pass can find anything (quiet mode skips it otherwise).
 
@@ -302,7 +319,7 @@ class EchoServer:
         work += events
         if events or self._poll_due():
             polled = self._poll_images(now)
-            self._polled_at = None if polled else self._bell_seen  # a busy pass may have left more
+            self._settle_poll(polled)
             work += polled
         work += s.dispatch.drain(s.channels.flush(now), now)
         work += s.dispatch.drain(s.channels.advance(now), now)

@@ -278,3 +278,28 @@ def test_a_key_referring_back_to_its_set_is_collected_with_it(aeron):
     gc.collect()
     assert owner_ref() is None  # the set takes part in the cycle collector
     assert gc.is_tracked(PollSet()) and gc.is_tracked(aeron_py._aeron.PollSet())
+
+
+def test_a_pass_that_consumes_a_terms_padding_finds_nothing_though_the_next_term_holds_a_message(aeron):
+    # Why the Echo server's quiet loop settles only after two empty passes in a row
+    # (aeron_py/echo/server/loop.py, _settle_poll): a poll stops at the end of a term, so
+    # the pass that reads the padding closing a term returns no message while the next
+    # term already holds one.  64 KiB terms, 96-byte frames: 682 fill all but 64 bytes.
+    channel = "aeron:ipc?term-length=65536"
+    sub = aeron.add_subscription(channel, STREAM)
+    pub = aeron.add_exclusive_publication(channel, STREAM)
+    wait_until(lambda: pub.is_connected and sub.is_connected, 10, "connect")
+    ps: PollSet[int] = PollSet()
+    ps.add(sub, 7)
+    payload = b"p" * 64  # + 32-byte header = one 96-byte frame
+    for batch in (100,) * 6 + (82,):  # in steps: the publication runs at most half a term ahead
+        send(pub, *[payload] * batch)
+        assert len(drain(ps, batch, fragment_limit=1000)) == batch
+    assert ps.poll(fragment_limit=1000) == []
+    # a 96-byte frame does not fit the last 64 bytes: the first offer pads them (ADMIN_ACTION),
+    # the second writes into term 1; both are in the log before the next poll
+    nxt = b"n" * 64
+    assert pub.offer(nxt) == aeron_py.ADMIN_ACTION
+    assert pub.offer(nxt) == 65536 + 96
+    assert ps.poll(fragment_limit=1000) == []  # consumed the padding only: stopped at the term's end
+    assert [data for _, _, data in ps.poll(fragment_limit=1000)] == [nxt]

@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from aeron_py.echo.client import EchoClient
 from aeron_py.echo.server import EchoServer
 from aeron_py.traffic import QuietIdle
 from echo_harness import PortBlocks, make_server, raw_peer, wait_until
@@ -70,6 +71,23 @@ def test_without_quiet_mode_an_idle_server_keeps_polling() -> None:
         assert peer.receive(sub, lambda m: True) == b"ECHO x"
         assert server._driver is not None and server._driver.quiet_idle is None
         assert passes_in(server, WINDOW) > 100  # backoff parks at most 1 ms
+
+
+@pytest.mark.timeout(120)
+def test_a_busy_duologue_across_many_term_ends_is_never_left_unread() -> None:
+    # One echo in flight, back to back, on the default (quiet) server: with 64 KiB terms
+    # and 96-byte frames the client's publication pads the end of a term every 682 echoes.
+    # A poll pass that consumed only such padding found no message while the next term
+    # already held the client's next echo; the loop took it as settled, never polled
+    # again (no more rings: the client waited), and the client gave up with "no echo
+    # reply" after 2,046-12,958 echoes in each of four runs before the fix.
+    ports = BLOCKS.take()
+    with make_server(ports) as server:
+        assert server._driver is not None and server._driver.quiet_idle is not None
+        client = EchoClient("127.0.0.1", ports.port, ports.control, count=15_000, interval=0.0,
+                            message=b"x" * 32, timeout=10.0, term_length=64 * 1024)
+        result = client.run()
+    assert result.ok and result.echoes == 15_000, (result.echoes, result.reason)
 
 
 def test_quiet_options_are_checked() -> None:
