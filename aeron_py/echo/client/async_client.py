@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-import socket
 import time
 from typing import Any
 
@@ -25,7 +24,7 @@ from ... import asyncio as aio
 from ...channel import ChannelUri
 from ...driver import MediaDriver
 from ...errors import AeronError, AeronTimeoutError, error_summary
-from .sync import DEFAULT_TERM_LENGTH, EchoResult, publication_channel
+from .sync import DEFAULT_TERM_LENGTH, EchoResult, publication_channel, source_ip
 from ..core.client import EchoClientCore, Failed, OpenDuologue, random_payload
 from ..core.protocol import STREAM_ID, Echoed
 
@@ -77,12 +76,7 @@ class AsyncEchoClient:
     @property
     def source_ip(self) -> str:
         """The address the server sees: ``interface``, else the kernel's route choice."""
-        if self.interface is not None:
-            return self.interface
-        family = socket.AF_INET6 if ":" in self.address else socket.AF_INET
-        with socket.socket(family, socket.SOCK_DGRAM) as probe:  # connect() sends nothing
-            probe.connect((self.address, self.port))
-            return str(probe.getsockname()[0])
+        return source_ip(self.address, self.port, self.interface)
 
     async def run(self) -> EchoResult:
         """Open, handshake, echo, close.  Protocol and Aeron failures come back in the result

@@ -106,6 +106,16 @@ def publication_channel(address: str, port: int, *, session_id: int | None = Non
     return uri, ChannelUri.udp(endpoint=(address, port))
 
 
+def source_ip(address: str, port: int, interface: str | None = None) -> str:
+    """The address a server at ``address:port`` sees: ``interface``, else the kernel's route choice."""
+    if interface is not None:
+        return interface
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    with socket.socket(family, socket.SOCK_DGRAM) as probe:  # connect() sends nothing
+        probe.connect((address, port))
+        return str(probe.getsockname()[0])
+
+
 def _payload(message: bytes | str | None) -> bytes | None:
     if message is None or isinstance(message, bytes):
         return message
@@ -227,12 +237,7 @@ class EchoClient:
     @property
     def source_ip(self) -> str:
         """The address the server sees: ``interface``, else the kernel's route choice."""
-        if self.interface is not None:
-            return self.interface
-        family = socket.AF_INET6 if ":" in self.address else socket.AF_INET
-        with socket.socket(family, socket.SOCK_DGRAM) as probe:  # connect() sends nothing
-            probe.connect((self.address, self.port))
-            return str(probe.getsockname()[0])
+        return source_ip(self.address, self.port, self.interface)
 
     # ---- lifecycle
 
