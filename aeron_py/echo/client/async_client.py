@@ -24,7 +24,7 @@ from ... import asyncio as aio
 from ...channel import ChannelUri
 from ...driver import MediaDriver
 from ...errors import AeronError, AeronTimeoutError, error_summary
-from .sync import DEFAULT_TERM_LENGTH, EchoResult, publication_channel, source_ip
+from .sync import DEFAULT_TERM_LENGTH, EchoResult, check_pacing, publication_channel, source_ip
 from ..core.client import EchoClientCore, Failed, OpenDuologue, random_payload
 from ..core.protocol import STREAM_ID, Echoed
 
@@ -54,11 +54,7 @@ class AsyncEchoClient:
                  message: bytes | str | None = None, timeout: float = 10.0, interface: str | None = None,
                  hello_interval: float = 1.0, term_length: int = DEFAULT_TERM_LENGTH,
                  aeron: aio.Aeron | None = None, dir: str | None = None, rng: random.Random | None = None) -> None:
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise ValueError(f"count must be an int >= 0, got {count!r}")
-        for name, value in (("interval", interval), ("hello_interval", hello_interval)):
-            if not value >= 0:
-                raise ValueError(f"{name} must be >= 0 seconds, got {value!r}")
+        check_pacing(count, interval, hello_interval)
         self.address, self.port, self.control_port = address, port, control_port
         self.count, self.interval, self.hello_interval = count, interval, hello_interval
         self.timeout, self.interface, self.term_length = timeout, interface, term_length

@@ -106,6 +106,15 @@ def publication_channel(address: str, port: int, *, session_id: int | None = Non
     return uri, ChannelUri.udp(endpoint=(address, port))
 
 
+def check_pacing(count: int, interval: float, hello_interval: float) -> None:
+    """A client's echo count and pauses, checked the same way by every client (ValueError)."""
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise ValueError(f"count must be an int >= 0, got {count!r}")
+    for name, value in (("interval", interval), ("hello_interval", hello_interval)):
+        if not value >= 0:
+            raise ValueError(f"{name} must be >= 0 seconds, got {value!r}")
+
+
 def source_ip(address: str, port: int, interface: str | None = None) -> str:
     """The address a server at ``address:port`` sees: ``interface``, else the kernel's route choice."""
     if interface is not None:
@@ -142,11 +151,7 @@ class EchoClient:
                  interface: str | None = None, hello_interval: float = 1.0,
                  term_length: int = DEFAULT_TERM_LENGTH, aeron: Aeron | None = None,
                  dir: str | None = None, rng: random.Random | None = None, hold: bool = False) -> None:
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise ValueError(f"count must be an int >= 0, got {count!r}")
-        for name, value in (("interval", interval), ("hello_interval", hello_interval)):
-            if not value >= 0:
-                raise ValueError(f"{name} must be >= 0 seconds, got {value!r}")
+        check_pacing(count, interval, hello_interval)
         self.address, self.port, self.control_port = address, port, control_port
         self.count, self.interval, self.hello_interval = count, interval, hello_interval
         self.timeout, self.interface, self.term_length = timeout, interface, term_length
