@@ -3,8 +3,9 @@
     cd /tmp && /path/to/venv/bin/python /path/to/.ci/installed_check.py LABEL
 
 Checks that the package comes from the venv's site-packages (not a source tree), that a
-message round-trips over UDP on loopback through an embedded driver, and that the Echo 2.0
-server's modules and CLI need no optional dependency (the venv has none installed).
+message round-trips over UDP on loopback through an embedded driver, that the linked-in
+libsodium gives a known answer (aeron_py.crypto), and that the Echo 2.0 server's modules
+and CLI need no optional dependency (the venv has none installed).
 """
 from __future__ import annotations
 
@@ -43,6 +44,9 @@ def main() -> int:
             idle.idle(sub.poll(lambda data, header: got.append(bytes(data)), 10))
     assert got == [f"{label} ok".encode()], got
 
+    from aeron_py import crypto  # libsodium, compiled in: a known answer (SHA-256 of "abc")
+    assert crypto.sha256(b"abc").hex().startswith("ba7816bf8f01cfea"), crypto.sha256(b"abc").hex()
+
     cli = subprocess.run(
         [sys.executable, "-m", "aeron_py.echo_server", "--help"],
         capture_output=True, text=True, timeout=60,
@@ -50,7 +54,8 @@ def main() -> int:
     assert cli.returncode == 0 and "usage" in cli.stdout.lower(), cli
     print(
         f"{label}: aeron_py {aeron_py.__version__} (Aeron {aeron_py.aeron_version()}) on Python "
-        f"{sys.version.split()[0]} from {where}: UDP round trip ok, echo server needs no extras"
+        f"{sys.version.split()[0]} from {where}: UDP round trip ok, libsodium {crypto.libsodium_version()} ok, "
+        "echo server needs no extras"
     )
     return 0
 

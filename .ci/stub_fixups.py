@@ -1,6 +1,12 @@
 """Post-process pybind11-stubgen's _aeron.pyi with what stubgen cannot know (run by .ci/stubs).
 
-Usage: python .ci/stub_fixups.py GENERATED.pyi OUT.pyi   (needs the built aeron_py._aeron)
+Usage: python .ci/stub_fixups.py GENERATED.pyi OUT.pyi [MODULE]   (needs the built aeron_py._aeron)
+
+MODULE (default aeron_py._aeron) may be one of its submodules (aeron_py._aeron.crypto): the
+same rules apply, and the tables below concern the main module only. The main module's stub
+is a single file (aeron_py/_aeron.pyi) whose submodules' stubs sit beside it
+(aeron_py/_aeron/crypto.pyi); stubgen's `from . import crypto` is dropped from it (in a
+module stub, `.` is the package aeron_py).
 
 - parameters declared `x: T = None` in pybind11 become `x: T | None = None` (PEP 484);
 - C++ types named in docstrings (`aeron_py::Name`) become the Python class `Name`;
@@ -122,9 +128,10 @@ def fix_class(name: str, lines: list[str], runtime: type, used: set[tuple[str, s
     return out
 
 
-def main(src: str, dst: str) -> None:
-    module = importlib.import_module(MODULE)
+def main(src: str, dst: str, module_name: str = MODULE) -> None:
+    module = importlib.import_module(module_name)
     text = open(src, encoding="utf-8").read()
+    text = re.sub(r"^from \. import \w+\n", "", text, flags=re.M)
     # `name: Type = None` -> `name: Type | None = None` (pybind11 prints py::none() defaults so)
     text = re.sub(r"(\b\w+): ([\w.\[\], ]+?) = None\b", lambda m: m.group(0) if "None" in m.group(2)
                   else f"{m.group(1)}: {m.group(2)} | None = None", text)
@@ -139,15 +146,16 @@ def main(src: str, dst: str) -> None:
     lines: list[str] = []
     for name, block in split_classes(text):
         runtime = getattr(module, name, None) if name else None
-        if isinstance(runtime, type) and runtime.__module__ == MODULE and not issubclass(runtime, BaseException):
+        if isinstance(runtime, type) and runtime.__module__ == module_name and not issubclass(runtime, BaseException):
             block = fix_class(name, block, runtime, used)
         lines += block
     unused = (RAW_METHODS.keys() | GETSETS.keys() | RETURNS.keys()) - used
-    if unused:
+    if unused and module_name == MODULE:
         fail(f"table entries matching nothing in the stub: {sorted(unused)}")
     text = "\n".join(lines) + "\n"
-    if "typing_extensions." in text:
-        text = text.replace("import typing\n", "import typing\nimport typing_extensions\n", 1)
+    if "typing_extensions." in text and "import typing_extensions\n" not in text:
+        anchor = "import typing\n" if "import typing\n" in text else "from __future__ import annotations\n"
+        text = text.replace(anchor, anchor + "import typing_extensions\n", 1)
     if "collections.abc." in text and "import collections.abc\n" not in text:
         text = text.replace("import typing\n", "import collections.abc\nimport typing\n", 1)
     header = ("# Generated from the built extension by .ci/stubs (pybind11-stubgen + .ci/stub_fixups.py); "
@@ -157,6 +165,6 @@ def main(src: str, dst: str) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         fail(__doc__ or "usage")
-    main(sys.argv[1], sys.argv[2])
+    main(*sys.argv[1:])

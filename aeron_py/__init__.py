@@ -14,10 +14,16 @@ from __future__ import annotations
 # --- import guard: say "not built" instead of Python's circular-import message ------------
 try:
     from . import _aeron
+
+    if getattr(_aeron, "__file__", None) is None:
+        # no extension, only the folder of its submodules' stubs (_aeron/crypto.pyi), which
+        # Python imports as a namespace package
+        raise ImportError(f"{__name__}._aeron is not built", name=f"{__name__}._aeron")
 except ImportError:
     import importlib.util as _util
 
-    if _util.find_spec(f"{__name__}._aeron") is not None:
+    _spec = _util.find_spec(f"{__name__}._aeron")
+    if _spec is not None and _spec.origin is not None:
         raise  # the extension is there but does not load (ABI, symbols): keep Python's message
     raise ImportError(
         f"aeron_py is not built: its compiled extension aeron_py._aeron is missing from "

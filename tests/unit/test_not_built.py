@@ -1,6 +1,6 @@
 """A source tree whose extension was never built says so, and how to build it.
 
-The package's ``.py`` files are copied to a temporary directory without the compiled
+The package's ``.py`` and ``.pyi`` files are copied to a temporary directory without the compiled
 ``_aeron`` module (a fresh clone), and Python runs there in a child process. ``-S`` keeps
 site-packages (and so an editable install's import hook) out, so the copy is what is
 imported. Without the guard in ``aeron_py/__init__.py`` Python reports a confusing
@@ -23,12 +23,15 @@ PACKAGE = Path(aeron_py.__file__).resolve().parent
 
 @pytest.fixture
 def source_only(tmp_path: Path) -> Path:
-    """A copy of the package's Python sources, with no compiled extension."""
-    for source in PACKAGE.rglob("*.py"):
+    """A copy of the package's Python sources and stubs, with no compiled extension. The
+    stubs of the extension's submodules (``_aeron/crypto.pyi``) come too: in a fresh clone
+    their folder makes ``aeron_py._aeron`` importable as a namespace package."""
+    for source in [*PACKAGE.rglob("*.py"), *PACKAGE.rglob("*.pyi")]:
         target = tmp_path / "aeron_py" / source.relative_to(PACKAGE)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)
     assert not list((tmp_path / "aeron_py").glob("_aeron*.so"))
+    assert (tmp_path / "aeron_py" / "_aeron" / "crypto.pyi").is_file(), "the namespace-package case is not covered"
     return tmp_path
 
 

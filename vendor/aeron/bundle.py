@@ -63,22 +63,12 @@ def stage(tree: Path, dest: Path) -> int:
             f"an sdist bundles the pinned Aeron {fetch.VERSION}, but {tree} is Aeron {version} "
             "(unset AERON_SOURCE_DIR to use the pinned crate)"
         )
-    if dest.exists():
-        if not (dest / fetch.STAMP).is_file() and any(dest.iterdir()):
-            raise fetch.FetchError(f"{dest} is not empty and holds no earlier copy: not touching it")
-        shutil.rmtree(dest)
-    count = 0
-    for rel in wanted(tree):
-        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(tree / rel, dest / rel)
-        count += 1
-    (dest / fetch.STAMP).write_text(
+    text = (
         f"{fetch.pin()}\nAeron {version}: the C client's and C driver's build inputs, copied "
         f"unmodified from the Rust crate registry {fetch.CRATE}={fetch.VERSION} (sha256 {fetch.SHA256}) "
-        "when this sdist was built; see vendor/aeron/README.md.\n",
-        encoding="utf-8",
+        "when this sdist was built; see vendor/aeron/README.md.\n"
     )
-    return count
+    return fetch.crate_fetch.copy_stamped(tree, wanted(tree), dest, fetch.STAMP, text)
 
 
 @contextlib.contextmanager

@@ -11,21 +11,24 @@ An sdist carries the pinned tree's build inputs in ``vendor/aeron/src`` (staged 
 ``bundle.py`` while the sdist is built, git-ignored in a checkout): when that copy is
 there, it is used and nothing is fetched, so installing an sdist needs neither cargo
 nor a network.  ``AERON_PY_CACHE_DIR`` moves the cache (default: ``vendor/aeron/.cache``).
+What this shares with ``vendor/libsodium/fetch.py`` is in ``vendor/crate_fetch.py``.
 
 Usage: ``python vendor/aeron/fetch.py`` prints the absolute path of the Aeron tree
 on stdout, or exits non-zero with a message that says what is missing.
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+if str(HERE.parent) not in sys.path:  # vendor/: crate_fetch, shared with vendor/libsodium/fetch.py
+    sys.path.append(str(HERE.parent))
+import crate_fetch  # noqa: E402
+from crate_fetch import FetchError  # noqa: E402  (fetch.FetchError, as before)
+
 CRATE = "libaeron_driver-sys"
 VERSION = "1.54.0"
 SHA256 = "b2719da7d2dc8c05cc8368d83b09a216872080c1d8bed252066fcb47f3f4f00f"
@@ -33,9 +36,8 @@ REQUIRED = ("aeron-client/src/main/c/aeronc.h", "aeron-driver/src/main/c/aeronmd
 BUNDLED = HERE / "src"
 STAMP = "PINNED"  # in BUNDLED: names the pinned crate the copy was taken from
 
-
-class FetchError(RuntimeError):
-    """The Aeron source could not be found or fetched."""
+__all__ = ["BUNDLED", "CRATE", "FetchError", "SHA256", "STAMP", "VERSION", "bundled", "check_tree",
+           "fetch", "locate", "pin"]
 
 
 def check_tree(tree: Path) -> Path:
@@ -49,47 +51,13 @@ def check_tree(tree: Path) -> Path:
     return tree
 
 
-def _cargo() -> str:
-    cargo = shutil.which("cargo") or str(Path.home() / ".cargo" / "bin" / "cargo")
-    if not Path(cargo).exists():
-        raise FetchError(
-            "cargo is needed to fetch Aeron's source from the Rust crate registry (install Rust via rustup), "
-            "or set AERON_SOURCE_DIR to an existing Aeron checkout"
-        )
-    return cargo
-
-
-def _run(cmd: list[str], env: dict[str, str]) -> str:
-    proc = subprocess.run(cmd, cwd=HERE, env=env, capture_output=True, text=True, timeout=900)
-    if proc.returncode != 0:
-        raise FetchError(f"`{' '.join(cmd)}` failed ({proc.returncode}):\n{proc.stderr.strip()}")
-    return proc.stdout
-
-
-def _verify_crate_file(cargo_home: Path) -> None:
-    """Check the downloaded .crate archive against the pinned SHA-256."""
-    archives = list((cargo_home / "registry" / "cache").glob(f"*/{CRATE}-{VERSION}.crate"))
-    if not archives:
-        raise FetchError(f"cargo fetch left no {CRATE}-{VERSION}.crate under {cargo_home}")
-    digest = hashlib.sha256(archives[0].read_bytes()).hexdigest()
-    if digest != SHA256:
-        raise FetchError(f"{archives[0]}: sha256 {digest} does not match the pinned {SHA256}")
-
-
 def fetch(cache: Path) -> Path:
     """Fetch the pinned crate with cargo into ``cache`` and return its Aeron tree."""
-    cargo_home = cache / "cargo-home"
-    env = dict(os.environ, CARGO_HOME=str(cargo_home), CARGO_TARGET_DIR=str(cache / "target"))
-    _run([_cargo(), "fetch", "--locked", "--manifest-path", str(HERE / "Cargo.toml")], env)
-    _verify_crate_file(cargo_home)
-    meta = json.loads(
-        _run([_cargo(), "metadata", "--locked", "--format-version", "1",
-              "--manifest-path", str(HERE / "Cargo.toml")], env)
-    )
-    for package in meta["packages"]:
-        if package["name"] == CRATE and package["version"] == VERSION:
-            return check_tree(Path(package["manifest_path"]).parent / "aeron")
-    raise FetchError(f"cargo metadata does not list {CRATE} {VERSION}")
+    cargo = crate_fetch.find_cargo("Aeron's source", "set AERON_SOURCE_DIR to an existing Aeron checkout")
+    env = crate_fetch.cargo_env(cache)
+    crate_fetch.cargo_fetch(cargo, HERE, env)
+    crate_fetch.verified_crate_file(cache / "cargo-home", CRATE, VERSION, SHA256)
+    return check_tree(crate_fetch.package_dir(cargo, HERE, env, CRATE, VERSION) / "aeron")
 
 
 def pin() -> str:
@@ -99,16 +67,8 @@ def pin() -> str:
 
 def bundled() -> Path | None:
     """The sdist's copy of the pinned tree (``vendor/aeron/src``), if there is one."""
-    stamp = BUNDLED / STAMP
-    if not stamp.is_file():
-        return None
-    lines = stamp.read_text(encoding="utf-8").splitlines()
-    if not lines or lines[0] != pin():
-        raise FetchError(
-            f"{BUNDLED} holds {lines[0] if lines else 'nothing'!r}, not the pinned {pin()!r}: "
-            "delete that folder (it is a build artefact) and build again"
-        )
-    return check_tree(BUNDLED)
+    copy = crate_fetch.bundled_copy(BUNDLED, STAMP, pin())
+    return None if copy is None else check_tree(copy)
 
 
 def locate() -> Path:
@@ -120,9 +80,7 @@ def locate() -> Path:
     copy = bundled()
     if copy is not None:
         return copy
-    cache = Path(os.environ.get("AERON_PY_CACHE_DIR", HERE / ".cache")).expanduser().resolve()
-    cache.mkdir(parents=True, exist_ok=True)
-    return fetch(cache)
+    return fetch(crate_fetch.cache_dir(HERE / ".cache"))
 
 
 def main() -> int:

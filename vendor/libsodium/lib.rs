@@ -1,0 +1,1 @@
+//! Empty: this manifest exists only so that `cargo fetch` pins libsodium's source.
