@@ -18,7 +18,7 @@
 
 #include "endpoint_filter/endpoint_filter.h"
 #include "endpoint_filter/endpoint_filter_internal.h"
-#include "endpoint_filter/endpoint_filter_registry.h"
+#include "context_registry.h"
 #include "traffic_bell/traffic_bell.h"
 
 #include "addresses.h"
@@ -288,15 +288,17 @@ static void publish_swaps_and_reclaims_tables(void)
     rig_t rig;
     const aeron_py_endpoint_filter_config_t config = config_of();
     rig_open(&rig, &config, AERON_UDP_CHANNEL_TRANSPORT_AFFINITY_RECEIVER);
-    aeron_py_filter_table_t *first = atomic_load(&rig.filter->table);
+    aeron_py_hazard_swap_t *tables = &rig.filter->tables;
+    void *first = atomic_load(&tables->current);
     aeron_py_endpoint_filter_publish(rig.filter, NULL, 0, NULL, 0);
-    aeron_py_filter_table_t *second = atomic_load(&rig.filter->table);
+    void *second = atomic_load(&tables->current);
     CHECK(first != second, "publish did not swap the table");
-    CHECK(NULL == rig.filter->retired, "a table no agent names was retired, not freed");
-    atomic_store(&rig.filter->hazards[3], second);  /* an agent still reading it */
+    CHECK(0 == aeron_py_hazard_swap_retired(tables), "a table no agent names was retired, not freed");
+    atomic_store(&tables->hazards[3], second);  /* an agent still reading it */
     aeron_py_endpoint_filter_publish(rig.filter, NULL, 0, NULL, 0);
-    CHECK(second == rig.filter->retired, "a table named by a hazard slot was not kept on the retired list");
-    atomic_store(&rig.filter->hazards[3], NULL);
+    CHECK(1 == aeron_py_hazard_swap_retired(tables) && second == tables->retired[0],
+        "a table named by a hazard slot was not kept on the retired list");
+    atomic_store(&tables->hazards[3], NULL);
     rig_close(&rig);  /* frees the retired table (LeakSanitizer checks) */
 }
 
@@ -306,14 +308,14 @@ static void registry_maps_contexts_to_filters(void)
     const aeron_py_endpoint_filter_config_t config = config_of();
     rig_open(&a, &config, AERON_UDP_CHANNEL_TRANSPORT_AFFINITY_RECEIVER);
     rig_open(&b, &config, AERON_UDP_CHANNEL_TRANSPORT_AFFINITY_RECEIVER);
-    CHECK(a.filter == aeron_py_filter_registry_find(a.context), "context a: not its filter");
-    CHECK(b.filter == aeron_py_filter_registry_find(b.context), "context b: not its filter");
+    CHECK(a.filter == aeron_py_context_registry_find(AERON_PY_REGISTRY_ENDPOINT_FILTER, a.context), "context a: not its filter");
+    CHECK(b.filter == aeron_py_context_registry_find(AERON_PY_REGISTRY_ENDPOINT_FILTER, b.context), "context b: not its filter");
     aeron_py_endpoint_filter_t *again = aeron_py_endpoint_filter_create(&config);
     errno = 0;
     CHECK(aeron_py_endpoint_filter_install(again, a.context) < 0 && EINVAL == errno, "a second filter on one context");
     aeron_py_endpoint_filter_delete(again);
     aeron_py_endpoint_filter_detach(a.filter);
-    CHECK(NULL == aeron_py_filter_registry_find(a.context), "a detached filter is still registered");
+    CHECK(NULL == aeron_py_context_registry_find(AERON_PY_REGISTRY_ENDPOINT_FILTER, a.context), "a detached filter is still registered");
     rig_close(&a);
     rig_close(&b);
 }

@@ -1,6 +1,5 @@
 /* Endpoint filter: lifecycle, rule-table publication and drop counters (see endpoint_filter.h);
- * the interceptor itself is in endpoint_filter_interceptor.c, the filter of each driver context
- * in endpoint_filter_registry.c. */
+ * the interceptor itself is in endpoint_filter_interceptor.c. */
 #if defined(__linux__)
 #define _GNU_SOURCE
 #endif
@@ -17,12 +16,17 @@
 #include "media/aeron_udp_channel_transport_bindings.h"
 
 #include "endpoint_filter_internal.h"
-#include "endpoint_filter_registry.h"
+#include "context_registry.h"
 
 static const char *const reason_names[AERON_PY_FILTER_REASON_COUNT] = {
     "blocklist", "port owner", "setup term length", "setup rate", "source images", "total images",
     "source table full"
 };
+
+static void table_free(void *table)
+{
+    aeron_py_filter_table_delete(table);
+}
 
 /* ---- lifecycle (the owning Python thread) ---- */
 
@@ -50,13 +54,14 @@ aeron_py_endpoint_filter_t *aeron_py_endpoint_filter_create(const aeron_py_endpo
     }
     filter->bell = bell;
     filter->config = *config;
-    atomic_init(&filter->table, table);
-    for (int i = 0; i < AERON_PY_FILTER_MAX_AGENTS; i++)
+    if (aeron_py_hazard_swap_init(&filter->tables, table, table_free, AERON_PY_FILTER_RECLAIM_WAIT_NS) < 0)
     {
-        atomic_init(&filter->hazards[i], NULL);
+        free(filter);
+        aeron_py_filter_table_delete(table);
+        aeron_py_traffic_bell_delete(bell);
+        errno = ENOMEM;
+        return NULL;
     }
-    atomic_init(&filter->agent_count, 0);
-    pthread_mutex_init(&filter->publish_lock, NULL);
     for (int i = 0; i < AERON_PY_FILTER_REASON_COUNT; i++)
     {
         filter->counters[i] = &filter->local_counters[i];
@@ -67,7 +72,7 @@ aeron_py_endpoint_filter_t *aeron_py_endpoint_filter_create(const aeron_py_endpo
 
 int aeron_py_endpoint_filter_install(aeron_py_endpoint_filter_t *filter, aeron_driver_context_t *context)
 {
-    if (NULL != filter->context || NULL != aeron_py_filter_registry_find(context))
+    if (NULL != filter->context || NULL != aeron_py_context_registry_find(AERON_PY_REGISTRY_ENDPOINT_FILTER, context))
     {
         errno = EINVAL;
         return -1;
@@ -78,14 +83,13 @@ int aeron_py_endpoint_filter_install(aeron_py_endpoint_filter_t *filter, aeron_d
         errno = ENOMEM;
         return -1;
     }
-    filter->context = context;
-    if (aeron_py_filter_registry_set(NULL, filter) < 0)
+    if (aeron_py_context_registry_add(AERON_PY_REGISTRY_ENDPOINT_FILTER, context, filter) < 0)
     {
-        filter->context = NULL;
         aeron_free(bindings);
         errno = EMFILE;
         return -1;
     }
+    filter->context = context;
     aeron_py_filter_bindings_init(bindings);
     bindings->meta_info.name = "aeron_py_endpoint_filter";
     bindings->meta_info.type = "interceptor";
@@ -136,9 +140,24 @@ void aeron_py_endpoint_filter_detach(aeron_py_endpoint_filter_t *filter)
     }
     if (NULL != filter->context)
     {
-        aeron_py_filter_registry_set(filter, NULL);
+        aeron_py_context_registry_remove(AERON_PY_REGISTRY_ENDPOINT_FILTER, filter->context);
         filter->context = NULL;
     }
+}
+
+typedef struct
+{
+    const aeron_py_filter_prefix_t *blocklist;
+    size_t blocklist_length;
+    const aeron_py_filter_port_owner_t *owners;
+    size_t owners_length;
+}
+rules_t;
+
+static void *build_table(const void *current, void *clientd)
+{
+    const rules_t *rules = clientd;
+    return aeron_py_filter_table_create(rules->blocklist, rules->blocklist_length, rules->owners, rules->owners_length);
 }
 
 int aeron_py_endpoint_filter_publish(
@@ -148,43 +167,8 @@ int aeron_py_endpoint_filter_publish(
     const aeron_py_filter_port_owner_t *owners,
     size_t owners_length)
 {
-    aeron_py_filter_table_t *table = aeron_py_filter_table_create(blocklist, blocklist_length, owners, owners_length);
-    if (NULL == table)
-    {
-        return -1;
-    }
-    pthread_mutex_lock(&filter->publish_lock);
-    aeron_py_filter_table_t *old = atomic_exchange(&filter->table, table);
-    const int64_t deadline_ns = aeron_py_monotonic_ns() + AERON_PY_FILTER_RECLAIM_WAIT_NS;
-    bool named = true;
-    while (named)
-    {
-        named = false;
-        for (int i = 0; i < AERON_PY_FILTER_MAX_AGENTS; i++)
-        {
-            named = named || atomic_load(&filter->hazards[i]) == old;
-        }
-        if (named)
-        {
-            if (aeron_py_monotonic_ns() > deadline_ns)
-            {
-                break;
-            }
-            const struct timespec pause = { 0, 20000 };
-            nanosleep(&pause, NULL);
-        }
-    }
-    if (named)
-    {
-        old->next_retired = filter->retired;
-        filter->retired = old;
-    }
-    else
-    {
-        aeron_py_filter_table_delete(old);
-    }
-    pthread_mutex_unlock(&filter->publish_lock);
-    return 0;
+    rules_t rules = { blocklist, blocklist_length, owners, owners_length };
+    return aeron_py_hazard_swap_update(&filter->tables, build_table, &rules);
 }
 
 int64_t aeron_py_endpoint_filter_dropped(const aeron_py_endpoint_filter_t *filter, aeron_py_filter_reason_t reason)
@@ -209,14 +193,7 @@ void aeron_py_endpoint_filter_delete(aeron_py_endpoint_filter_t *filter)
         return;
     }
     aeron_py_endpoint_filter_detach(filter);
-    aeron_py_filter_table_delete(atomic_load(&filter->table));
-    while (NULL != filter->retired)
-    {
-        aeron_py_filter_table_t *next = filter->retired->next_retired;
-        aeron_py_filter_table_delete(filter->retired);
-        filter->retired = next;
-    }
-    pthread_mutex_destroy(&filter->publish_lock);
+    aeron_py_hazard_swap_close(&filter->tables);
     aeron_py_traffic_bell_delete(filter->bell);
     free(filter);
 }

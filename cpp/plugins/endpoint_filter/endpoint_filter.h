@@ -11,10 +11,9 @@
  *     owner can reach them).
  *
  * Rules (blocklist, port owners) live in an immutable table that the owning thread replaces
- * with aeron_py_endpoint_filter_publish. Readers (driver agents) announce the table they use
- * in a per-agent hazard slot; the publisher swaps the pointer atomically, then frees the old
- * table once no slot names it (bounded wait; a table still named after the wait is kept on a
- * retired list and freed by aeron_py_endpoint_filter_delete). Agents never block or lock.
+ * with aeron_py_endpoint_filter_publish, swapped under the driver agents' hazard slots
+ * (hazard_swap.h: a table still named after a bounded wait is kept until
+ * aeron_py_endpoint_filter_delete). Agents never block or lock.
  *
  * Addresses are 16 bytes: IPv4 as IPv4-mapped IPv6 (::ffff:a.b.c.d), prefix lengths in the
  * 128-bit space (an IPv4 /24 is 96 + 24). This file holds no policy: limits come from callers.

@@ -18,7 +18,7 @@
 #include "util/aeron_error.h"
 
 #include "endpoint_filter_internal.h"
-#include "endpoint_filter_registry.h"
+#include "context_registry.h"
 #include "transport_port.h"
 
 /* One per driver agent that receives (receiver, sender, name resolver): its own thread. */
@@ -54,19 +54,12 @@ static bool to_address(const struct sockaddr_storage *addr, uint8_t address[16])
 
 static aeron_py_filter_table_t *table_acquire(aeron_py_endpoint_filter_t *filter, int slot)
 {
-    aeron_py_filter_table_t *table;
-    do
-    {
-        table = atomic_load(&filter->table);
-        atomic_store(&filter->hazards[slot], table);
-    }
-    while (table != atomic_load(&filter->table));
-    return table;
+    return aeron_py_hazard_swap_acquire(&filter->tables, slot);
 }
 
 static void table_release(aeron_py_endpoint_filter_t *filter, int slot)
 {
-    atomic_store(&filter->hazards[slot], NULL);
+    aeron_py_hazard_swap_release(&filter->tables, slot);
 }
 
 static void count_drop(aeron_py_endpoint_filter_t *filter, int reason)
@@ -248,14 +241,15 @@ static int filter_agent_init(
         AERON_SET_ERR(ENOMEM, "%s", "aeron_py endpoint filter: no memory for an agent's state");
         return -1;
     }
-    agent->filter = aeron_py_filter_registry_find(context);  /* NULL: pass everything (not ours) */
+    /* NULL: pass everything (not ours) */
+    agent->filter = aeron_py_context_registry_find(AERON_PY_REGISTRY_ENDPOINT_FILTER, context);
     if (NULL != agent->filter)
     {
-        agent->slot = atomic_fetch_add(&agent->filter->agent_count, 1);
-        if (agent->slot >= AERON_PY_FILTER_MAX_AGENTS)
+        agent->slot = aeron_py_hazard_swap_add_reader(&agent->filter->tables);
+        if (agent->slot < 0)
         {
             free(agent);
-            AERON_SET_ERR(EINVAL, "aeron_py endpoint filter: more than %d agents", AERON_PY_FILTER_MAX_AGENTS);
+            AERON_SET_ERR(EINVAL, "aeron_py endpoint filter: more than %d agents", AERON_PY_HAZARD_MAX_READERS);
             return -1;
         }
         agent->admits = AERON_UDP_CHANNEL_TRANSPORT_AFFINITY_RECEIVER == affinity &&

@@ -1,6 +1,5 @@
 /* Internals shared by the endpoint filter's lifecycle (endpoint_filter.c), its interceptor
- * (endpoint_filter_interceptor.c) and its registry (endpoint_filter_registry.c). Not part of
- * the binding's interface. */
+ * (endpoint_filter_interceptor.c). Not part of the binding's interface. */
 #ifndef AERON_PY_ENDPOINT_FILTER_INTERNAL_H
 #define AERON_PY_ENDPOINT_FILTER_INTERNAL_H
 
@@ -12,10 +11,10 @@
 #include "endpoint_filter.h"
 #include "endpoint_filter_admission.h"
 #include "endpoint_filter_table.h"
+#include "hazard_swap.h"
 #include "monotonic.h"
 #include "traffic_bell/traffic_bell.h"
 
-#define AERON_PY_FILTER_MAX_AGENTS (8)
 #define AERON_PY_FILTER_CLIENTD_INDEX (0)   /* transport slot caching the local port */
 #define AERON_PY_FILTER_RECLAIM_WAIT_NS (INT64_C(1000000000))
 
@@ -24,11 +23,7 @@ typedef struct aeron_udp_channel_interceptor_bindings_stct aeron_udp_channel_int
 struct aeron_py_endpoint_filter_stct
 {
     aeron_py_endpoint_filter_config_t config;
-    _Atomic(aeron_py_filter_table_t *) table;
-    _Atomic(aeron_py_filter_table_t *) hazards[AERON_PY_FILTER_MAX_AGENTS];
-    atomic_int agent_count;
-    pthread_mutex_t publish_lock;
-    aeron_py_filter_table_t *retired;              /* tables still named by a hazard after the wait */
+    aeron_py_hazard_swap_t tables;                 /* aeron_py_filter_table_t, read by the agents */
     int64_t *counters[AERON_PY_FILTER_REASON_COUNT];
     int32_t counter_ids[AERON_PY_FILTER_REASON_COUNT];
     int64_t local_counters[AERON_PY_FILTER_REASON_COUNT];

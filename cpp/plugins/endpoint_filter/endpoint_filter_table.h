@@ -14,7 +14,6 @@ typedef struct aeron_py_filter_table_stct aeron_py_filter_table_t;
 
 struct aeron_py_filter_table_stct
 {
-    aeron_py_filter_table_t *next_retired;
     struct aeron_py_filter_table_prefix_stct *prefixes;   /* sorted by (length, hi, lo) */
     size_t prefix_count;
     int32_t lengths[129];                                 /* distinct prefix lengths present */
