@@ -615,6 +615,45 @@ class EndpointFilter:
     @property
     def phase(self) -> str:
         ...
+class SecureTransport:
+    """
+    aeron_py_secure_transport_t: per-datagram authenticated encryption of chosen UDP sessions inside the embedded driver.
+    """
+    def __init__(self) -> None:
+        """
+        aeron_py_secure_transport_create (no keys).
+        """
+    def add(self, role: typing.SupportsInt | typing.SupportsIndex, port: typing.SupportsInt | typing.SupportsIndex, stream_id: typing.SupportsInt | typing.SupportsIndex, session_id: typing.SupportsInt | typing.SupportsIndex, key: bytes) -> None:
+        """
+        aeron_py_secure_transport_add: install (or rotate) a session's 32-byte key (GIL released).
+        """
+    def counter_ids(self) -> dict[typing.Any, typing.Any]:
+        """
+        aeron_py_secure_transport_counter_id for every counter (-1: not in a CnC file).
+        """
+    def counters(self) -> dict[typing.Any, typing.Any]:
+        """
+        aeron_py_secure_transport_count for every counter.
+        """
+    def forget_previous(self, role: typing.SupportsInt | typing.SupportsIndex, port: typing.SupportsInt | typing.SupportsIndex, stream_id: typing.SupportsInt | typing.SupportsIndex, session_id: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_py_secure_transport_forget_previous: stop opening with the key before the last rotation.
+        """
+    def port_count(self) -> int:
+        ...
+    def remove(self, role: typing.SupportsInt | typing.SupportsIndex, port: typing.SupportsInt | typing.SupportsIndex, stream_id: typing.SupportsInt | typing.SupportsIndex, session_id: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_py_secure_transport_remove: KeyError when absent.
+        """
+    def session_count(self) -> int:
+        ...
+    def set_port(self, port: typing.SupportsInt | typing.SupportsIndex, secured: bool) -> None:
+        """
+        aeron_py_secure_transport_set_port: drop every datagram to this local port that no session opens.
+        """
+    @property
+    def phase(self) -> str:
+        ...
 class DriverContext:
     """
     aeron_driver_context_t (aeron_driver_context_init).
@@ -871,9 +910,9 @@ class Driver:
     """
     aeron_driver_t (aeron_driver_init + aeron_driver_start).
     """
-    def __init__(self, context: DriverContext, manual_main_loop: bool = False, endpoint_filter: typing.Any | None = None, quiet_idle_hot_ns: typing.SupportsInt | typing.SupportsIndex = 0, quiet_idle_period_ns: typing.SupportsInt | typing.SupportsIndex = 0, quiet_idle_deep_ns: typing.SupportsInt | typing.SupportsIndex = 0, quiet_idle_deep_period_ns: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+    def __init__(self, context: DriverContext, manual_main_loop: bool = False, endpoint_filter: typing.Any | None = None, quiet_idle_hot_ns: typing.SupportsInt | typing.SupportsIndex = 0, quiet_idle_period_ns: typing.SupportsInt | typing.SupportsIndex = 0, quiet_idle_deep_ns: typing.SupportsInt | typing.SupportsIndex = 0, quiet_idle_deep_period_ns: typing.SupportsInt | typing.SupportsIndex = 0, secure_transport: typing.Any | None = None) -> None:
         """
-        endpoint_filter: an EndpointFilter installed on the context before aeron_driver_init, its counters allocated before aeron_driver_start. quiet_idle_period_ns > 0 makes the SHARED idle strategy aeron_py_quiet_idle (traffic_bell.h): backoff while the filter's bell rang or was touched within quiet_idle_hot_ns, then one duty cycle per period; after quiet_idle_deep_ns (> 0) of silence one per quiet_idle_deep_period_ns. It adds the longest period to the context's cycle thresholds.
+        endpoint_filter: an EndpointFilter installed on the context before aeron_driver_init, its counters allocated before aeron_driver_start. quiet_idle_period_ns > 0 makes the SHARED idle strategy aeron_py_quiet_idle (traffic_bell.h): backoff while the filter's bell rang or was touched within quiet_idle_hot_ns, then one duty cycle per period; after quiet_idle_deep_ns (> 0) of silence one per quiet_idle_deep_period_ns. It adds the longest period to the context's cycle thresholds. secure_transport: a SecureTransport appended to the context's interceptors before aeron_driver_init, its counters allocated before aeron_driver_start.
         """
     def close(self) -> None:
         """
@@ -996,6 +1035,10 @@ MAX_POSITION_EXCEEDED: int = -5
 NOT_CONNECTED: int = -1
 PUBLICATION_CLOSED: int = -4
 PUBLICATION_ERROR: int = -6
+SECURE_OVERHEAD: int = 40
+SECURE_ROLE_RECEIVE: int = 1
+SECURE_ROLE_SEND: int = 0
+SECURE_TRANSPORT_COUNTER_TYPE_ID: int = 9103
 THREADING_MODE_DEDICATED: int = 0
 THREADING_MODE_INVOKER: int = 3
 THREADING_MODE_SHARED: int = 2

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _aeron
 from .endpoint_filter import EndpointFilter, EndpointFilterConfig
+from .secure import SecureTransport
 from .errors import AeronError
 from .traffic import QuietIdle, TrafficBell
 
@@ -99,6 +100,10 @@ class MediaDriver:
     channels with late joiners sharing a driver are better left out. A server with thousands of idle streams saves
     most of its idle system calls; the price: a lost packet whose next keepalive is lost
     too is noticed up to one interval later.
+
+    ``secure_transport=True`` (see :mod:`aeron_py.secure`): the C interceptor that seals and
+    opens the datagrams of the sessions given keys in :attr:`secure_transport`; other sessions
+    pass untouched. Off by default.
     """
 
     def __init__(self, dir: str | os.PathLike[str] | None = None, *,
@@ -106,6 +111,7 @@ class MediaDriver:
                  idle_strategy: str | None = "backoff",
                  endpoint_filter: EndpointFilterConfig | None = EndpointFilterConfig(),
                  quiet_idle: QuietIdle | None = None,
+                 secure_transport: bool = False,
                  **options: Any) -> None:
         unknown = sorted(set(options) - set(OPTIONS))
         if unknown:
@@ -162,6 +168,9 @@ class MediaDriver:
             if self.threading_mode is not ThreadingMode.SHARED:
                 raise ValueError(f"MediaDriver: quiet_idle needs threading_mode SHARED, not {self.threading_mode.name}")
         self.quiet_idle = quiet_idle
+        if not isinstance(secure_transport, bool):
+            raise TypeError(f"MediaDriver: secure_transport must be True or False, got {secure_transport!r}")
+        native_secure = _aeron.SecureTransport() if secure_transport else None
         native_filter = endpoint_filter._native() if endpoint_filter is not None else None
         self._traffic = TrafficBell(native_filter) if native_filter is not None else None
         self._driver: _aeron.Driver | None = _aeron.Driver(
@@ -169,9 +178,12 @@ class MediaDriver:
             quiet_idle_hot_ns=quiet_idle.after_ns if quiet_idle else 0,
             quiet_idle_period_ns=quiet_idle.period_ns if quiet_idle else 0,
             quiet_idle_deep_ns=quiet_idle.deep_after_ns if quiet_idle else 0,
-            quiet_idle_deep_period_ns=quiet_idle.deep_period_ns if quiet_idle else 0)
+            quiet_idle_deep_period_ns=quiet_idle.deep_period_ns if quiet_idle else 0,
+            secure_transport=native_secure)
         self._endpoint_filter = (EndpointFilter(native_filter, endpoint_filter, f"the media driver in {self._dir}")
                                  if native_filter is not None and endpoint_filter is not None else None)
+        self._secure = (SecureTransport(native_secure, f"the media driver in {self._dir}")
+                        if native_secure is not None else None)
         _live.add(self)
         logger.debug("media driver started in %s (%s)", self._dir, self.threading_mode.name)
 
@@ -187,6 +199,14 @@ class MediaDriver:
         if self._endpoint_filter is None:
             raise AeronError(f"the media driver in {self._dir} has no endpoint filter (endpoint_filter=None)")
         return self._endpoint_filter
+
+    @property
+    def secure_transport(self) -> SecureTransport:
+        """The driver's :class:`~aeron_py.secure.SecureTransport` (session keys, secured
+        ports, counters). Raises AeronError when the driver was made without it."""
+        if self._secure is None:
+            raise AeronError(f"the media driver in {self._dir} has no secure transport (secure_transport=False)")
+        return self._secure
 
     @property
     def traffic(self) -> TrafficBell:

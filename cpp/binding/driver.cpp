@@ -4,6 +4,7 @@
 
 #include "common.hpp"
 #include "endpoint_filter_binding.hpp"
+#include "secure_transport_binding.hpp"
 
 extern "C" {
 #include "aeronmd.h"
@@ -40,9 +41,12 @@ struct DriverContext {
 class Driver {
 public:
     Driver(DriverContext &context, bool manual_main_loop, py::handle endpoint_filter, int64_t quiet_idle_hot_ns,
-           int64_t quiet_idle_period_ns, int64_t quiet_idle_deep_ns, int64_t quiet_idle_deep_period_ns) {
+           int64_t quiet_idle_period_ns, int64_t quiet_idle_deep_ns, int64_t quiet_idle_deep_period_ns,
+           py::handle secure_transport) {
         aeron_driver_context_t *ctx = context.check();
         filter_ = endpoint_filter_handle(endpoint_filter);
+        secure_ = secure_transport_handle(secure_transport);
+        if (secure_) secure_->install(ctx);  // the tail of both interceptor chains, whatever comes before
         if (quiet_idle_period_ns > 0 && !filter_)
             throw py::value_error("the quiet idle strategy needs an endpoint filter (its traffic bell)");
         if (filter_) filter_->install(ctx);
@@ -65,6 +69,8 @@ public:
             AeronCallError error(std::string("aeron_driver_init: ") + aeron_errmsg(), aeron_errcode());
             if (filter_) filter_->detach();  // the context keeps (and frees) the inert bindings
             filter_.reset();
+            if (secure_) secure_->detach();
+            secure_.reset();
             throw error;
         }
         context.in_use = true;
@@ -75,13 +81,12 @@ public:
             close();
             throw AeronCallError("no room in the CnC file for the keepalive thinning counter", ENOSPC);
         }
-        if (filter_) {
-            try {
-                filter_->attach_counters(ctx);
-            } catch (...) {
-                close();
-                throw;
-            }
+        try {
+            if (filter_) filter_->attach_counters(ctx);
+            if (secure_) secure_->attach_counters(ctx);
+        } catch (...) {
+            close();
+            throw;
         }
         {
             py::gil_scoped_release release;
@@ -118,16 +123,19 @@ public:
             owner_ = nullptr;
         }
         if (filter_) filter_->begin_close();
+        if (secure_) secure_->begin_close();
         {
             py::gil_scoped_release release;
             if (driver_ != nullptr) aeron_driver_close(driver_);
             // Agents have stopped; the counters still live in the CnC map until the context closes.
             if (filter_) filter_->detach();
+            if (secure_) secure_->detach();
             if (context_ != nullptr) aeron_driver_context_close(context_);
         }
         driver_ = nullptr;
         context_ = nullptr;
         filter_.reset();
+        secure_.reset();
     }
 
     bool closed() const { return closed_; }
@@ -141,6 +149,7 @@ private:
     aeron_driver_context_t *context_ = nullptr;
     DriverContext *owner_ = nullptr;
     std::shared_ptr<EndpointFilterHandle> filter_;
+    std::shared_ptr<SecureTransportHandle> secure_;
     bool closed_ = false;
 };
 
@@ -290,15 +299,17 @@ void def_context_getters(DriverContextClass &cls) {
 
 void def_driver(py::module_ &m) {
     py::class_<Driver>(m, "Driver", "aeron_driver_t (aeron_driver_init + aeron_driver_start).")
-        .def(py::init<DriverContext &, bool, py::handle, int64_t, int64_t, int64_t, int64_t>(), py::arg("context"),
-             py::arg("manual_main_loop") = false, py::arg("endpoint_filter") = py::none(),
+        .def(py::init<DriverContext &, bool, py::handle, int64_t, int64_t, int64_t, int64_t, py::handle>(),
+             py::arg("context"), py::arg("manual_main_loop") = false, py::arg("endpoint_filter") = py::none(),
              py::arg("quiet_idle_hot_ns") = 0, py::arg("quiet_idle_period_ns") = 0, py::arg("quiet_idle_deep_ns") = 0,
-             py::arg("quiet_idle_deep_period_ns") = 0, py::keep_alive<1, 2>(),
+             py::arg("quiet_idle_deep_period_ns") = 0, py::arg("secure_transport") = py::none(), py::keep_alive<1, 2>(),
              "endpoint_filter: an EndpointFilter installed on the context before aeron_driver_init, its counters "
              "allocated before aeron_driver_start. quiet_idle_period_ns > 0 makes the SHARED idle strategy "
              "aeron_py_quiet_idle (traffic_bell.h): backoff while the filter's bell rang or was touched within "
              "quiet_idle_hot_ns, then one duty cycle per period; after quiet_idle_deep_ns (> 0) of silence one per "
-             "quiet_idle_deep_period_ns. It adds the longest period to the context's cycle thresholds.")
+             "quiet_idle_deep_period_ns. It adds the longest period to the context's cycle thresholds. "
+             "secure_transport: a SecureTransport appended to the context's interceptors before aeron_driver_init, "
+             "its counters allocated before aeron_driver_start.")
         .def("do_work", &Driver::do_work, "aeron_driver_main_do_work (INVOKER threading mode).")
         .def("idle", &Driver::idle, py::arg("work_count"), "aeron_driver_main_idle_strategy (releases the GIL).")
         .def("close", &Driver::close, "aeron_driver_close + aeron_driver_context_close; idempotent.")
@@ -309,6 +320,7 @@ void def_driver(py::module_ &m) {
 
 void init_driver(py::module_ &m) {
     init_endpoint_filter(m);
+    init_secure_transport(m);
     DriverContextClass cls(m, "DriverContext", "aeron_driver_context_t (aeron_driver_context_init).");
     cls.def(py::init<>());
     def_context_setters(cls);

@@ -104,3 +104,13 @@ endif()
 # build.zig's flags: the C code relies on wrapping signed arithmetic and on type punning.
 # -w: libsodium's warnings are not ours to fix (and the SIMD files warn about being empty).
 target_compile_options(aeron_py_sodium PRIVATE -fno-strict-aliasing -fno-strict-overflow -fwrapv -w)
+# x86-64: libsodium's SIMD implementations (SSE2/SSSE3/SSE4.1/AVX2/AVX-512 for ChaCha20,
+# Poly1305, BLAKE2b, Argon2, X25519's field arithmetic is portable) are compiled with per-
+# function target attributes inside libsodium, not global -m flags, and picked at run time by
+# its CPU detection (CPUID): one wheel runs on every x86-64 and uses what the CPU has. No
+# assembly files (HAVE_AMD64_ASM stays off).
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
+  target_compile_definitions(aeron_py_sodium PRIVATE
+    HAVE_CPUID=1 HAVE_XGETBV_ASM=1 HAVE_MMINTRIN_H=1 HAVE_EMMINTRIN_H=1 HAVE_PMMINTRIN_H=1 HAVE_TMMINTRIN_H=1
+    HAVE_SMMINTRIN_H=1 HAVE_AVXINTRIN_H=1 HAVE_AVX2INTRIN_H=1 HAVE_AVX512FINTRIN_H=1 HAVE_WMMINTRIN_H=1)
+endif()
