@@ -37,17 +37,13 @@ who can read this process's memory.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from enum import Enum
 from typing import Protocol
 
-__all__ = [
-    "BASEPOINT", "DH_LEN", "HASH_LEN", "KeyPairFactory", "MAX_MESSAGE_LEN", "NkInitiator", "NkResponder",
-    "NoiseCrypto", "NoiseError", "PROTOCOL_NAME", "TAG_LEN", "CipherState", "x25519_public_key",
-]
-
-logger = logging.getLogger("aeron_py.echo.core.noise")
+__all__ = ["BASEPOINT", "DH_LEN", "HASH_LEN", "KeyPairFactory", "MAX_MESSAGE_LEN", "NkInitiator", "NkResponder",
+           "NoiseAuthenticationError", "NoiseCrypto", "NoiseError", "PROTOCOL_NAME", "TAG_LEN", "CipherState",
+           "x25519_public_key"]
 
 #: The full protocol name; exactly HASHLEN (32) bytes, so it is the initial ``h`` itself.
 PROTOCOL_NAME = b"Noise_NK_25519_ChaChaPoly_SHA256"
@@ -63,6 +59,10 @@ _MAX_NONCE = 2**64 - 1  # reserved by the specification: never used to encrypt
 
 class NoiseError(ValueError):
     """A Noise handshake or transport message failed, or the objects were misused."""
+
+
+class NoiseAuthenticationError(NoiseError):
+    """A ciphertext's tag did not verify: wrong key (e.g. the wrong server key), or modified."""
 
 
 class NoiseCrypto(Protocol):
@@ -135,7 +135,7 @@ class CipherState:
         try:
             plain = self._crypto.aead_chacha20poly1305_ietf_decrypt(self._key, self._nonce12(), ciphertext, ad)
         except ValueError:
-            raise NoiseError("authentication failed: the message was not made with this key "
+            raise NoiseAuthenticationError("authentication failed: the message was not made with this key "
                              "(modified, forged, or encrypted to someone else)") from None
         self.nonce += 1
         return plain
