@@ -9,6 +9,9 @@ imports and fails otherwise (``tests/unit/test_layers.py``).
   :mod:`.hello_admission` (HELLOs on the all-clients channel) and :mod:`.contract`
   (the actions and events it exchanges with its glue);
 * :mod:`.client` - :class:`~.client.EchoClientCore`, the client's state machine;
+* secure mode (``docs/spec/echo2.md`` §5): :mod:`.noise` (the Noise NK handshake, over
+  primitives passed in), :mod:`.secure_hello` (its messages) and :mod:`.secure_handshake`
+  (the state object of each side);
 * allocators and limits: :mod:`.ports`, :mod:`.sessions`, :mod:`.per_ip`;
   due times :mod:`.deadlines`; repeated-log folding :mod:`.log_summary`;
   records :mod:`.records`; driver sizing :mod:`.capacity`.
