@@ -119,6 +119,14 @@ class DuologueChannels:
         return self._broadcast_out.dropped + self._outbox_drops + sum(
             d.outbox.dropped for d in (*self._duologues.values(), *self._closing.values()))
 
+    def has_flush_work(self) -> bool:
+        """Whether :meth:`flush` has anything to offer (the loop skips the pass otherwise)."""
+        return bool(self._broadcast_out or self._dirty or self._closing)
+
+    def has_pending(self) -> bool:
+        """Whether :meth:`advance` has a duologue being created (the loop skips the pass otherwise)."""
+        return bool(self._pending)
+
     def port_busy(self, port: int) -> bool:
         """The core's ``port_busy``: a closed channel of ours may still bind ``port``."""
         return self._bindable_at(port, "data") > time.monotonic()

@@ -83,6 +83,10 @@ class ImageAdmission:
         self._channels = channels
         self._images = ImageBook()
 
+    def has_events(self) -> bool:
+        """Whether image events wait for :meth:`to_core` (the loop skips the pass otherwise)."""
+        return bool(self._events.queue)
+
     def to_core(self, now: float) -> Steps:
         """The queued image events to the core (the core's actions of each yielded); the number handed over."""
         queue = self._events.queue

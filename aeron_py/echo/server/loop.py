@@ -315,14 +315,18 @@ class EchoServer:
         except AeronError:
             self._lifecycle.check_driver()
             raise
-        events = s.dispatch.drain(s.admission.to_core(now), now)  # before any message of their images
-        work += events
+        # a pass is a generator (steps.py): made only when it has something to do, since
+        # this runs thousands of times a second while clients echo
+        events = s.dispatch.drain(s.admission.to_core(now), now) if s.admission.has_events() else 0
+        work += events  # the image events go before any message of their images
         if events or self._poll_due():
             polled = self._poll_images(now)
             self._settle_poll(polled)
             work += polled
-        work += s.dispatch.drain(s.channels.flush(now), now)
-        work += s.dispatch.drain(s.channels.advance(now), now)
+        if s.channels.has_flush_work():
+            work += s.dispatch.drain(s.channels.flush(now), now)
+        if s.channels.has_pending():
+            work += s.dispatch.drain(s.channels.advance(now), now)
         return work + s.channels.reap_orphans(now)
 
     def _poll_images(self, now: float) -> int:
