@@ -264,28 +264,30 @@ int aeron_py_secure_transport_add(
     return result;
 }
 
-int aeron_py_secure_transport_remove(
-    aeron_py_secure_transport_t *secure, int role, int32_t port, int32_t stream_id, int32_t session_id)
+/* remove (forget_previous false) or forget the previous key of one session */
+static int change_session(
+    aeron_py_secure_transport_t *secure, int role, int32_t port, int32_t stream_id, int32_t session_id,
+    bool forget_previous)
 {
     if (!identity_ok(role, port))
     {
         errno = EINVAL;
         return -1;
     }
-    session_change_t change = { identity(role, port, stream_id, session_id), false };
+    session_change_t change = { identity(role, port, stream_id, session_id), forget_previous };
     return aeron_py_hazard_swap_update(&secure->tables, with_change, &change);
+}
+
+int aeron_py_secure_transport_remove(
+    aeron_py_secure_transport_t *secure, int role, int32_t port, int32_t stream_id, int32_t session_id)
+{
+    return change_session(secure, role, port, stream_id, session_id, false);
 }
 
 int aeron_py_secure_transport_forget_previous(
     aeron_py_secure_transport_t *secure, int role, int32_t port, int32_t stream_id, int32_t session_id)
 {
-    if (!identity_ok(role, port))
-    {
-        errno = EINVAL;
-        return -1;
-    }
-    session_change_t change = { identity(role, port, stream_id, session_id), true };
-    return aeron_py_hazard_swap_update(&secure->tables, with_change, &change);
+    return change_session(secure, role, port, stream_id, session_id, true);
 }
 
 typedef struct
