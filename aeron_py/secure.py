@@ -37,6 +37,8 @@ import enum
 import logging
 import os
 import threading
+import time
+from collections.abc import Callable
 
 from . import _aeron
 from .errors import AeronError
@@ -107,6 +109,54 @@ def _check_key(key: bytes) -> bytes:
     return key
 
 
+class _Removals:
+    """Scheduled key removals, done by one daemon thread that lives while any is pending."""
+
+    def __init__(self, remove: Callable[[tuple[int, int, int, int]], None]) -> None:
+        self._remove = remove
+        self._due: dict[tuple[int, int, int, int], float] = {}
+        self._wake = threading.Condition(threading.Lock())
+        self._thread: threading.Thread | None = None
+
+    def __len__(self) -> int:
+        return len(self._due)
+
+    def schedule(self, identity: tuple[int, int, int, int], at: float) -> None:
+        with self._wake:
+            self._due[identity] = at
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="aeron-py-secure-removals", daemon=True)
+                self._thread.start()
+            self._wake.notify()
+
+    def cancel(self, identity: tuple[int, int, int, int]) -> None:
+        with self._wake:
+            self._due.pop(identity, None)
+
+    def take(self, identity: tuple[int, int, int, int]) -> bool:
+        """Whether ``identity``'s removal is (still) due now; it is no longer pending after."""
+        with self._wake:
+            at = self._due.get(identity)
+            if at is None or at > time.monotonic():
+                return False
+            del self._due[identity]
+            return True
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                if not self._due:
+                    self._thread = None
+                    return
+                now = time.monotonic()
+                due = [identity for identity, at in self._due.items() if at <= now]
+                if not due:
+                    self._wake.wait(min(self._due.values()) - now)
+                    continue
+            for identity in due:
+                self._remove(identity)
+
+
 class SecureTransport:
     """The secure transport of one :class:`~aeron_py.driver.MediaDriver`
     (``MediaDriver(secure_transport=True)``, then ``driver.secure_transport``).
@@ -119,6 +169,7 @@ class SecureTransport:
         self._native = native
         self._where = where
         self._lock = threading.Lock()
+        self._removals = _Removals(self._remove_due)
 
     def add(self, role: Role, *, stream_id: int, session_id: int, key: bytes, port: int | None = None) -> None:
         """Install (or rotate) the session key of a session. ``port``: for
@@ -128,6 +179,7 @@ class SecureTransport:
         native_port = _check_identity(role, stream_id, session_id, port)
         _check_key(key)
         with self._lock:
+            self._removals.cancel((int(role), native_port, stream_id, session_id))
             self._native.add(int(role), native_port, stream_id, session_id, key)
         logger.debug("secure transport of %s: key for %s stream %d session %d", self._where, role.name, stream_id,
                      session_id)
@@ -136,7 +188,34 @@ class SecureTransport:
         """Remove a session's keys (wiped once no agent uses them); KeyError when it has none."""
         native_port = _check_identity(role, stream_id, session_id, port)
         with self._lock:
+            self._removals.cancel((int(role), native_port, stream_id, session_id))
             self._native.remove(int(role), native_port, stream_id, session_id)
+
+    def remove_later(self, role: Role, *, stream_id: int, session_id: int, port: int | None = None,
+                     delay: float) -> None:
+        """Remove a session's keys ``delay`` seconds from now, from a daemon thread: what a
+        just-closed publication or subscription still sends (its last data, end of stream,
+        status messages while its image drains) is sealed and opened until then. A key
+        added for the session meanwhile cancels the removal; no key then is not an error."""
+        native_port = _check_identity(role, stream_id, session_id, port)
+        if not 0 <= delay < float("inf"):
+            raise ValueError(f"remove_later: delay must be >= 0 seconds, got {delay!r}")
+        with self._lock:
+            self._removals.schedule((int(role), native_port, stream_id, session_id), time.monotonic() + delay)
+
+    @property
+    def removals_pending(self) -> int:
+        """Removals :meth:`remove_later` has scheduled that are not done yet."""
+        return len(self._removals)
+
+    def _remove_due(self, identity: tuple[int, int, int, int]) -> None:
+        with self._lock:
+            if not self._removals.take(identity):
+                return  # cancelled by an add meanwhile
+            try:
+                self._native.remove(*identity)
+            except KeyError:
+                logger.debug("secure transport of %s: no key left to remove for %s", self._where, identity)
 
     def forget_previous(self, role: Role, *, stream_id: int, session_id: int, port: int | None = None) -> None:
         """After a rotation: stop opening datagrams sealed with the previous key."""

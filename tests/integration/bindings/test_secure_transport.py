@@ -249,3 +249,25 @@ def test_mtu_room_for_the_seal() -> None:
     check_mtu(1408)
     with pytest.raises(ValueError, match="mtu=1432"):
         check_mtu(1500)
+
+
+def test_remove_later_removes_once_due_and_an_add_meanwhile_cancels_it() -> None:
+    with MediaDriver(secure_transport=True) as driver:
+        transport = driver.secure_transport
+        identity = {"stream_id": STREAM, "session_id": SESSION}
+        transport.add(Role.PUBLICATION, key=generate_session_key(), **identity)
+        transport.remove_later(Role.PUBLICATION, delay=1.0, **identity)
+        assert transport.session_count == 1 and transport.removals_pending == 1  # not before it is due
+        wait_until(lambda: transport.session_count == 0, 5, "the key removed once due")
+        assert transport.removals_pending == 0
+        transport.add(Role.PUBLICATION, key=generate_session_key(), **identity)
+        transport.remove_later(Role.PUBLICATION, delay=1.0, **identity)
+        transport.add(Role.PUBLICATION, key=generate_session_key(), **identity)  # the session is in use again
+        assert transport.removals_pending == 0
+        transport.remove_later(Role.SUBSCRIPTION, port=4000, delay=0.0, **identity)  # nothing there: no error
+        wait_until(lambda: transport.removals_pending == 0, 5, "the empty removal done")
+        assert transport.session_count == 1
+        with pytest.raises(ValueError, match="delay must be >= 0"):
+            transport.remove_later(Role.PUBLICATION, delay=-1.0, **identity)
+        with pytest.raises(ValueError, match="delay must be >= 0"):
+            transport.remove_later(Role.PUBLICATION, delay=float("nan"), **identity)
