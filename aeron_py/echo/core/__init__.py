@@ -10,8 +10,9 @@ imports and fails otherwise (``tests/unit/test_layers.py``).
   (the actions and events it exchanges with its glue);
 * :mod:`.client` - :class:`~.client.EchoClientCore`, the client's state machine;
 * secure mode (``docs/spec/echo2.md`` §5): :mod:`.noise` (the Noise NK handshake, over
-  primitives passed in), :mod:`.secure_hello` (its messages) and :mod:`.secure_handshake`
-  (the state object of each side);
+  primitives passed in), :mod:`.secure_hello` (its messages), :mod:`.secure_handshake`
+  (the state object of each side) and :mod:`.secure_client` (the client's HELLO-KEY /
+  HELLO-SECURE sequence);
 * allocators and limits: :mod:`.ports`, :mod:`.sessions`, :mod:`.per_ip`;
   due times :mod:`.deadlines`; repeated-log folding :mod:`.log_summary`;
   records :mod:`.records`; driver sizing :mod:`.capacity`.

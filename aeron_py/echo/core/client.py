@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import random
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 from .protocol import (
@@ -38,6 +38,9 @@ from .protocol import (
     parse_initial_reply,
     session_from_crypt,
 )
+from .secure_client import SecureClientHello, ServerKeyOffered
+from .secure_handshake import Refused, SecureConnected
+from .secure_hello import DuologueKeys
 
 logger = logging.getLogger(__name__)
 
@@ -55,11 +58,22 @@ class ClientState(Enum):
 
 @dataclass(frozen=True)
 class OpenDuologue:
-    """Open the duologue: publication to ``data_port``, MDC subscription via ``control_port``."""
+    """Open the duologue: publication to ``data_port``, MDC subscription via ``control_port``.
+
+    The subscription takes session ``session_id`` (the server's publication), the
+    publication :attr:`publication_session`: the same id in plain mode; in secure mode
+    the client's own session, and ``keys`` are both sessions' keys, to install in the
+    driver before either channel exists."""
 
     data_port: int
     control_port: int
     session_id: int
+    keys: DuologueKeys | None = field(default=None, repr=False)
+
+    @property
+    def publication_session(self) -> int:
+        """The session id of the client's duologue publication."""
+        return self.session_id if self.keys is None else self.keys.client_session
 
 
 @dataclass(frozen=True)
@@ -90,6 +104,7 @@ class EchoClientCore:
         *,
         timeout: float = DEFAULT_CLIENT_TIMEOUT,
         rng: random.Random | None = None,
+        secure: SecureClientHello | None = None,
     ) -> None:
         if not timeout > 0:
             raise ValueError(f"client timeout must be > 0 seconds, got {timeout!r}")
@@ -105,6 +120,7 @@ class EchoClientCore:
         self._failure: Failed | None = None
         self._duologue: OpenDuologue | None = None
         self._echoes_ok = 0
+        self._secure = secure  # secure mode (docs/spec/echo2.md §5): its hello replaces HELLO <key>
 
     # ---- read-only views
 
@@ -148,7 +164,12 @@ class EchoClientCore:
     def hello(self) -> bytes:
         """The ``HELLO <key>`` message for the all-clients publication."""
         self._require(ClientState.AWAIT_CONNECT, "hello")
-        return format_hello(self._key)
+        return format_hello(self._key) if self._secure is None else self._secure.message()
+
+    @property
+    def secure(self) -> SecureClientHello | None:
+        """Secure mode's handshake (None: plain Echo 2.0)."""
+        return self._secure
 
     def set_initial_session(self, session_id: int) -> None:
         """Record the session id of our initial publication (the CONNECT/ERROR prefix)."""
@@ -158,12 +179,15 @@ class EchoClientCore:
             raise ValueError(f"initial session id must be a signed 32-bit int, got {session_id!r}")
         self._initial_session = session_id
 
-    def initial_reply(self, data: bytes, now: float) -> OpenDuologue | Failed | Ignored:
-        """Handle one broadcast from the all-clients channel."""
+    def initial_reply(self, data: bytes, now: float) -> OpenDuologue | Failed | ServerKeyOffered | Ignored:
+        """Handle one broadcast from the all-clients channel (``ServerKeyOffered``: secure
+        mode without a server key; trust it with ``secure.trust(key)`` and send hello() again)."""
         if self._state is not ClientState.AWAIT_CONNECT:
             return Ignored(repr(bytes(data)), f"not awaiting CONNECT (state {self._state.value})")
         if self._initial_session is None:
             raise CoreUsageError("initial_reply before set_initial_session")
+        if self._secure is not None:
+            return self._secure_reply(self._secure.receive(data, self._initial_session))
         reply = parse_initial_reply(data, self._initial_session)
         if isinstance(reply, Ignored):
             logger.debug("ignored broadcast %r: %s", reply.text, reply.why)
@@ -177,6 +201,20 @@ class EchoClientCore:
         self._deadline = None
         logger.info("server assigned duologue session %d on ports %d/%d",
                     session, reply.data_port, reply.control_port)
+        return self._duologue
+
+    def _secure_reply(self, reply: SecureConnected | ServerKeyOffered | Refused | Ignored
+                      ) -> OpenDuologue | Failed | ServerKeyOffered | Ignored:
+        if isinstance(reply, Refused):
+            return self._fail(f"server refused the secure HELLO: {reply.explanation}", reply.reason)
+        if not isinstance(reply, SecureConnected):
+            return reply
+        keys = reply.keys
+        self._duologue = OpenDuologue(reply.data_port, reply.control_port, keys.server_session, keys)
+        self._state = ClientState.ECHOING
+        self._deadline = None
+        logger.info("secure duologue: server session %d, client session %d, ports %d/%d",
+                    keys.server_session, keys.client_session, reply.data_port, reply.control_port)
         return self._duologue
 
     # ---- echo phase

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from .secure_handshake import ServerSecrets
+from .secure_hello import DuologueKeys
 from .sessions import DEFAULT_SESSION_MAX, DEFAULT_SESSION_MIN
 
 __all__ = ["DEFAULT_MAX_IMAGE_TERM_LENGTH", "DEFAULT_REFUSAL_INTERVAL", "Action", "Broadcast", "CloseDuologue",
@@ -63,6 +65,8 @@ class ServerConfig:
     session_max: int = DEFAULT_SESSION_MAX
     refusal_interval: float = DEFAULT_REFUSAL_INTERVAL
     log_interval: float = 10.0
+    #: Secure mode (docs/spec/echo2.md §5): the server's key pair; None: plain Echo 2.0.
+    secure: ServerSecrets | None = None
 
     def __post_init__(self) -> None:
         positive_ints = ("max_clients", "max_per_ip", "max_message", "max_image_term_length")
@@ -95,12 +99,22 @@ class Broadcast:
 
 @dataclass(frozen=True)
 class CreateDuologue:
-    """Create the duologue publication/subscription for ``session_id``."""
+    """Create the duologue publication/subscription for ``session_id``.
+
+    Secure mode: ``keys`` are the duologue's session keys, to install in the driver
+    before either channel exists; the subscription then takes the client's session
+    (``keys.client_session``), the publication ``session_id`` (``keys.server_session``)."""
 
     session_id: int
     data_port: int
     control_port: int
     owner_ip: str
+    keys: DuologueKeys | None = field(default=None, repr=False)
+
+    @property
+    def client_session(self) -> int:
+        """The session id of the client's duologue publication (the subscription's filter)."""
+        return self.session_id if self.keys is None else self.keys.client_session
 
 
 @dataclass(frozen=True)
@@ -159,6 +173,7 @@ class DuologueInfo:
     bytes_in: int
     bytes_out: int
     images: int = 0  # client images on its subscription, served or not (wrong IP)
+    secure: bool = False  # opened by a secure handshake (its traffic is encrypted)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """The duologues and their resources: the one place that opens and closes a duologue.
 
-A duologue takes two ports, a session id, one per-IP count and a due time when its
+A duologue takes two ports, a session id (two in secure mode: one per direction, each
+with its own key), one per-IP count and a due time when its
 CONNECT is sent (:meth:`DuologueTable.open`), and gives every one of them back in
 :meth:`DuologueTable.close`, whatever the reason.  The table also indexes duologues
 still waiting for their client by the HELLO that opened them (a repeated HELLO gets
@@ -48,7 +49,7 @@ class DuologueTable:
         self._records: dict[int, DuologueRecord] = {}
         # (initial image id, key) -> duologue still waiting for its client: a repeated HELLO
         # (clients re-send every second until answered) gets the same CONNECT again.
-        self._awaiting: dict[tuple[int, int], int] = {}
+        self._awaiting: dict[tuple[int, int | bytes], int] = {}
 
     def __len__(self) -> int:
         return len(self._records)
@@ -60,29 +61,36 @@ class DuologueTable:
         """The live duologues, copied (safe to close them while iterating; one C call under the GIL)."""
         return list(self._records.values())
 
-    def awaiting(self, image_id: int, key: int) -> DuologueRecord | None:
-        """The duologue a HELLO ``key`` from initial image ``image_id`` opened, while it awaits its client."""
+    def awaiting(self, image_id: int, key: int | bytes) -> DuologueRecord | None:
+        """The duologue a HELLO ``key`` (secure: its message 1) from initial image ``image_id``
+        opened, while it awaits its client."""
         session = self._awaiting.get((image_id, key))
         return self._records.get(session) if session is not None else None
 
-    def open(self, ip: str, initial_session: int, hello: tuple[int, int], now: float,
-             port_busy: Callable[[int], bool] | None) -> DuologueRecord:
-        """Take two ports, a session id and a per-IP count; raises :class:`OutOfResources`."""
+    def open(self, ip: str, initial_session: int, hello: tuple[int, int | bytes], now: float,
+             port_busy: Callable[[int], bool] | None, *, secure: bool = False) -> DuologueRecord:
+        """Take two ports, a session id (secure: two) and a per-IP count; raises :class:`OutOfResources`."""
         try:
             data_port, control_port = self.ports.allocate(2, port_busy)
         except AllocationError as error:
             logger.error("port allocator out of ports with %d duologues: %s", len(self._records), error)
             raise OutOfResources("no_ports") from None
+        sessions: list[int] = []
         try:
-            session = self.sessions.allocate()
+            while len(sessions) < (2 if secure else 1):
+                sessions.append(self.sessions.allocate())
         except AllocationError as error:
-            self.ports.free(data_port)
-            self.ports.free(control_port)
+            for port in (data_port, control_port):
+                self.ports.free(port)
+            for taken in sessions:
+                self.sessions.free(taken)
             logger.error("session allocator exhausted: %s", error)
             raise OutOfResources("no_session_ids") from None
+        session = sessions[0]
         self.per_ip.increment(ip)
         self.deadlines.schedule(session, now + self._config.expiry)
-        d = DuologueRecord(session, initial_session, ip, data_port, control_port, now, now, hello=hello)
+        d = DuologueRecord(session, initial_session, ip, data_port, control_port, now, now, hello=hello,
+                           client_session=sessions[1] if secure else None)
         self._records[session] = d
         self._awaiting[hello] = session
         return d
@@ -101,6 +109,8 @@ class DuologueTable:
         self.ports.free(d.data_port)
         self.ports.free(d.control_port)
         self.sessions.free(d.session_id)
+        if d.client_session is not None:
+            self.sessions.free(d.client_session)
         self.per_ip.decrement(d.owner_ip)
         self.closes[reason.value] += 1
         lifetime = max(0.0, now - d.created_at)

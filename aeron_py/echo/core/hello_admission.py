@@ -21,8 +21,10 @@ from .contract import Action, Broadcast, CreateDuologue, Event, RejectImage, Ser
 from .duologues import DuologueTable, OutOfResources
 from .log_summary import LogSummary
 from .per_ip import canonical_ip
-from .protocol import CoreUsageError, Reason, crypt, format_connect, format_error, parse_hello, split_source_identity
-from .records import InitialImage
+from .protocol import CoreUsageError, Reason, crypt, format_connect, parse_hello, split_source_identity
+from .records import DuologueRecord, InitialImage
+from .secure_handshake import ServerSecrets
+from .secure_hello import DuologueKeys, SecureConnectPayload, SecureReason, format_secure_error
 
 __all__ = ["HelloAdmission"]
 
@@ -91,6 +93,8 @@ class HelloAdmission:
         self.hellos += 1
         actions: list[Action] = [Event("hello", {"ip": ip, "session_id": sid,
                                                  "image_id": image_id, "bytes": len(data)})]
+        if self._config.secure is not None:
+            return actions + self._secure_hello(image_id, sid, ip, bytes(data), now, self._config.secure)
         oversize = len(data) > self._config.max_message
         key = None if oversize else parse_hello(data)
         if key is None:
@@ -106,15 +110,49 @@ class HelloAdmission:
             d = self._duologues.open(ip, sid, (image_id, key), now, self._config.port_busy)
         except OutOfResources as out:
             return actions + self._refuse(ip, sid, image_id, Reason.SERVER_FULL, out.cause, now)
+        return actions + self._created(d, format_connect(sid, d.data_port, d.control_port,
+                                                         crypt(key, d.session_id)), None)
+
+    def _secure_hello(self, image_id: int, sid: int, ip: str, data: bytes, now: float,
+                      secrets: ServerSecrets) -> list[Action]:
+        """Secure mode (docs/spec/echo2.md §5): the Noise NK handshake decides first, then
+        the same admission rules; a repeated HELLO-SECURE gets the same CONNECT-SECURE."""
+        repeated = self._duologues.awaiting(image_id, data)
+        if repeated is not None and repeated.secure_connect is not None:
+            return [Broadcast(repeated.secure_connect, repeated.session_id)]
+        handshake = secrets.handshake(sid)
+        answer = handshake.receive_hello(data)
+        if answer is not None:
+            if answer.refusal is None:  # SERVER-KEY
+                return [Broadcast(answer.message), Event("server_key", {"ip": ip, "session_id": sid})]
+            return self._refuse(ip, sid, image_id, answer.refusal, answer.cause, now)
+        refusal = self._admission_refusal(ip, sid, image_id, now)
+        if refusal is None:
+            try:
+                d = self._duologues.open(ip, sid, (image_id, data), now, self._config.port_busy, secure=True)
+            except OutOfResources as out:
+                refusal = self._refuse(ip, sid, image_id, Reason.SERVER_FULL, out.cause, now)
+        if refusal is not None:
+            handshake.wipe()
+            return refusal
+        assert d.client_session is not None
+        connect, keys = handshake.connect(
+            SecureConnectPayload(d.data_port, d.control_port, d.session_id, d.client_session))
+        d.secure_connect = connect
+        return self._created(d, connect, keys)
+
+    def _created(self, d: DuologueRecord, connect: bytes, keys: DuologueKeys | None) -> list[Action]:
+        """The actions of a duologue just opened: create its channels, then send its CONNECT."""
         self.created += 1
-        session, data_port, control_port = d.session_id, d.data_port, d.control_port
-        logger.info("duologue %d for %s (initial session %d): ports %d/%d",
-                    session, ip, sid, data_port, control_port)
-        return actions + [
-            CreateDuologue(session, data_port, control_port, ip),
-            Broadcast(format_connect(sid, data_port, control_port, crypt(key, session)), session),
-            Event("duologue_created", {"ip": ip, "session_id": session, "initial_session_id": sid,
-                                       "data_port": data_port, "control_port": control_port}),
+        session, data_port, control_port, ip = d.session_id, d.data_port, d.control_port, d.owner_ip
+        logger.info("%sduologue %d for %s (initial session %d): ports %d/%d", "secure " if keys else "",
+                    session, ip, d.initial_session, data_port, control_port)
+        return [
+            CreateDuologue(session, data_port, control_port, ip, keys),
+            Broadcast(connect, session),
+            Event("duologue_created", {"ip": ip, "session_id": session, "initial_session_id": d.initial_session,
+                                       "data_port": data_port, "control_port": control_port,
+                                       "secure": keys is not None}),
         ]
 
     def _repeat_connect(self, image_id: int, key: int, sid: int) -> list[Action] | None:
@@ -144,7 +182,7 @@ class HelloAdmission:
             return self._refuse(ip, sid, image_id, Reason.TOO_MANY_FOR_IP, "max_per_ip", now)
         return None
 
-    def _refuse(self, ip: str, sid: int, image_id: int | None, reason: Reason, cause: str,
+    def _refuse(self, ip: str, sid: int, image_id: int | None, reason: Reason | SecureReason, cause: str,
                 now: float) -> list[Action]:
         """``<sid> ERROR <reason>`` plus its ``reject`` event; the same refusal to the same
         initial image within ``refusal_interval`` is counted but not sent again."""
@@ -158,7 +196,7 @@ class HelloAdmission:
             image.last_refusal = (reason, now)
         self._log_summary.log(logging.INFO, f"refuse:{cause}", now, "refusing HELLO from %s (session %d): %s (%s)",
                              ip, sid, reason.value, cause)
-        return [Broadcast(format_error(sid, reason)),
+        return [Broadcast(format_secure_error(sid, reason)),
                 self.reject_event(ip, sid, image_id, reason.value, cause)]
 
     def reject_event(self, ip: str, sid: int | None, image_id: int | None, reason: str | None,

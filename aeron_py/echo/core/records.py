@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .protocol import Reason
+from .secure_hello import SecureReason
 
 __all__ = ["DuologueRecord", "InitialImage"]
 
@@ -16,7 +17,7 @@ class InitialImage:
     session_id: int
     ip: str
     rejected: bool
-    last_refusal: tuple[Reason, float] | None = None  # what was last answered, and when
+    last_refusal: tuple[Reason | SecureReason, float] | None = None  # what was last answered, and when
 
 
 @dataclass
@@ -36,4 +37,11 @@ class DuologueRecord:
     msgs_out: int = 0
     bytes_in: int = 0
     bytes_out: int = 0
-    hello: tuple[int, int] | None = None  # (initial image id, key) while no client has connected
+    # (initial image id, HELLO key or secure message 1) while no client has connected
+    hello: tuple[int, int | bytes] | None = None
+    client_session: int | None = None  # secure mode: the client's publication's session id
+    secure_connect: bytes | None = None  # secure mode: the CONNECT-SECURE sent (a repeated HELLO gets it again)
+
+    @property
+    def secure(self) -> bool:
+        return self.client_session is not None

@@ -10,10 +10,10 @@ back and installs the :class:`~.secure_hello.DuologueKeys` in the driver.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .noise import KeyPairFactory, NkInitiator, NkResponder, NoiseAuthenticationError, NoiseCrypto, NoiseError
-from .protocol import INT32_MAX, INT32_MIN, Ignored, Reason, Rejected, decode, format_error
+from .protocol import INT32_MAX, INT32_MIN, Ignored, Reason, Rejected, decode
 from .secure_hello import (
     PROLOGUE,
     BadHello,
@@ -36,7 +36,7 @@ from .secure_hello import (
 )
 
 __all__ = ["Answer", "Refused", "SecureClientHandshake", "SecureConnected", "SecureServerHandshake",
-           "explain_refusal", "read_server_key_reply"]
+           "ServerSecrets", "explain_refusal", "read_server_key_reply"]
 
 logger = logging.getLogger("aeron_py.echo.core.secure_handshake")
 
@@ -119,10 +119,31 @@ class SecureClientHandshake:
 
 @dataclass(frozen=True)
 class Answer:
-    """Broadcast ``message`` on the all-clients channel, and nothing else; ``why`` is for logs."""
+    """Broadcast ``message`` on the all-clients channel, and nothing else; ``why`` is for logs.
+
+    ``refusal`` is the ``ERROR`` reason when ``message`` is a refusal (None for ``SERVER-KEY``)
+    and ``cause`` a stable name for it (telemetry, counters)."""
 
     message: bytes
     why: str
+    refusal: Reason | SecureReason | None = None
+    cause: str = "server_key"
+
+
+@dataclass(frozen=True)
+class ServerSecrets:
+    """What a secure server's core needs: its static key pair and the primitives.
+
+    ``ephemeral`` makes the server's ephemeral key pairs (tests fix them; default: fresh)."""
+
+    static_keypair: tuple[bytes, bytes | bytearray] = field(repr=False)
+    crypto: NoiseCrypto = field(repr=False)
+    ephemeral: KeyPairFactory | None = field(default=None, repr=False)
+
+    def handshake(self, initial_session: int) -> SecureServerHandshake:
+        """A handshake for one message from initial session ``initial_session``."""
+        return SecureServerHandshake(initial_session, self.static_keypair, crypto=self.crypto,
+                                     ephemeral=self.ephemeral)
 
 
 class SecureServerHandshake:
@@ -148,19 +169,24 @@ class SecureServerHandshake:
         if isinstance(hello, HelloKey):
             return Answer(format_server_key(self._sid, bytes(self._static_keypair[0])), "server key")
         if isinstance(hello, PlainHello):
-            return Answer(format_secure_error(self._sid, SecureReason.SECURE_MODE_REQUIRED), "plain HELLO")
+            return self._refuse(SecureReason.SECURE_MODE_REQUIRED, "plain HELLO", "secure_mode_required")
         if isinstance(hello, BadHello):
-            return Answer(format_error(self._sid, Reason.BAD_MESSAGE), hello.why)
+            return self._refuse(Reason.BAD_MESSAGE, hello.why, hello.cause)
         if self._noise is not None:
             raise NoiseError("receive_hello() takes one HELLO-SECURE: make a new handshake for the next")
         self._noise = NkResponder(self._static_keypair, PROLOGUE, crypto=self._crypto, ephemeral=self._ephemeral)
         try:
             self._noise.read_message(hello.message1)
         except NoiseAuthenticationError:
-            return Answer(format_secure_error(self._sid, SecureReason.WRONG_SERVER_KEY), "wrong server key")
+            self._noise.wipe()  # its copy of the static secret
+            return self._refuse(SecureReason.WRONG_SERVER_KEY, "wrong server key", "wrong_server_key")
         except NoiseError as error:
-            return Answer(format_error(self._sid, Reason.BAD_MESSAGE), f"HELLO-SECURE: {error}")
+            self._noise.wipe()
+            return self._refuse(Reason.BAD_MESSAGE, f"HELLO-SECURE: {error}", "malformed")
         return None
+
+    def _refuse(self, reason: Reason | SecureReason, why: str, cause: str) -> Answer:
+        return Answer(format_secure_error(self._sid, reason), why, reason, cause)
 
     def connect(self, payload: SecureConnectPayload) -> tuple[bytes, DuologueKeys]:
         """``<sid> CONNECT-SECURE <message 2>`` and the duologue's keys (after receive_hello's None)."""

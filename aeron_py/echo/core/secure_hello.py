@@ -119,9 +119,11 @@ class PlainHello:
 
 @dataclass(frozen=True)
 class BadHello:
-    """Anything else: answered ``ERROR bad message``; ``why`` is for the log."""
+    """Anything else: answered ``ERROR bad message``; ``why`` is for the log, ``cause``
+    (``oversize`` or ``malformed``) for counters and telemetry."""
 
     why: str
+    cause: str = "malformed"
 
 
 SecureHello = HelloSecure | HelloKey | PlainHello | BadHello
@@ -130,7 +132,7 @@ SecureHello = HelloSecure | HelloKey | PlainHello | BadHello
 def parse_secure_hello(data: bytes) -> SecureHello:
     """Server side: classify one message from the all-clients channel in secure mode."""
     if len(data) > MAX_SECURE_MESSAGE:
-        return BadHello(f"longer than {MAX_SECURE_MESSAGE} bytes")
+        return BadHello(f"longer than {MAX_SECURE_MESSAGE} bytes", "oversize")
     if bytes(data) == HELLO_KEY:
         return HelloKey()
     if (key := parse_hello(data)) is not None:

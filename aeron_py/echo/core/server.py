@@ -144,7 +144,7 @@ class EchoServerCore:
             session_id=d.session_id, initial_session=d.initial_session, owner_ip=d.owner_ip,
             data_port=d.data_port, control_port=d.control_port, created_at=d.created_at,
             connected=any(d.images.values()), msgs_in=d.msgs_in, msgs_out=d.msgs_out,
-            bytes_in=d.bytes_in, bytes_out=d.bytes_out, images=len(d.images),
+            bytes_in=d.bytes_in, bytes_out=d.bytes_out, images=len(d.images), secure=d.secure,
         )
 
     # ---- the all-clients channel (HelloAdmission's rules)
