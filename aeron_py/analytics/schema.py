@@ -92,6 +92,7 @@ _TYPES: dict[str, DataType] = {
     # Double, not long: a float written by a foreign producer must not corrupt the row.
     "rtt_us": DoubleType(),
     "seq": LongType(),
+    "secure": BooleanType(),
 }
 
 
@@ -139,7 +140,7 @@ def load_events(spark: SparkSession, events_dir: str | Path) -> DataFrame:
 def _complete(kind: str) -> Column:
     """True when every analysed, non-nullable field of ``kind`` is present."""
     used = set(ANALYSED_COLUMNS) | set(ADDRESS_FIELDS)
-    required = [F.col(f.name).isNotNull() for f in KIND_FIELDS[kind] if not f.nullable and f.name in used]
+    required = [F.col(f.name).isNotNull() for f in KIND_FIELDS[kind] if not (f.nullable or f.optional) and f.name in used]
     return reduce(lambda a, b: a & b, required, F.lit(True))
 
 

@@ -64,6 +64,7 @@ from .core.server import (
     ServerConfig,
     ServerStats,
 )
+from .core.secure_handshake import ServerSecrets
 from .core.sessions import DEFAULT_SESSION_MAX, DEFAULT_SESSION_MIN, SessionAllocator
 
 __all__ = [
@@ -72,7 +73,7 @@ __all__ = [
     "AllocationError", "Broadcast", "ClientState", "CloseDuologue", "CloseReason", "Connect",
     "CoreUsageError", "CreateDuologue", "DuologueInfo", "EchoClientCore", "EchoServerCore",
     "Echoed", "Event", "Failed", "Ignored", "OpenDuologue", "PerIpCounter", "PortAllocator",
-    "Reason", "RejectImage", "Rejected", "SendDuologue", "ServerConfig", "ServerStats",
+    "Reason", "RejectImage", "Rejected", "SendDuologue", "ServerConfig", "ServerSecrets", "ServerStats",
     "SessionAllocator",
     "canonical_ip", "crypt", "decode", "format_connect", "format_echo",
     "format_error", "format_hello", "java_trim", "parse_duologue_reply", "parse_echo",

@@ -31,17 +31,19 @@ from pathlib import Path
 
 from .. import crypto
 from .core.noise import x25519_public_key
+from .core.secure_handshake import ServerSecrets
 from .core.secure_hello import b64url_decode, b64url_encode
 
 __all__ = ["DEFAULT_KNOWN_SERVERS", "KnownServer", "KnownServerMismatch", "KnownServers", "ServerKeyPair",
-           "generate_server_key", "load_server_key", "server_address"]
+           "generate_server_key", "load_server_key", "server_address", "server_secrets"]
 
 logger = logging.getLogger("aeron_py.echo.keys")
 
 DEFAULT_KNOWN_SERVERS = Path("~/.config/aeron_py/known_echo_servers")
 _MAX_KEY_FILE = 4096  # bytes: a key file is about 110
 _MAX_KNOWN_SERVERS_FILE = 16 * 1024 * 1024
-_REGENERATE = "or generate a new key with aeron_py.echo.keys.generate_server_key(path, force=True)"
+_REGENERATE = ("or generate a new key with `python -m aeron_py.echo_server --generate-key PATH --force` "
+               "(aeron_py.echo.keys.generate_server_key(path, force=True))")
 
 
 @dataclass
@@ -157,6 +159,11 @@ def load_server_key(path: str | os.PathLike[str]) -> ServerKeyPair:
         raise ValueError(f"server key file {source} is not ASCII text: not a key file; {_REGENERATE}") from None
     secret = _parse_server_key(source, text)
     return ServerKeyPair(x25519_public_key(crypto, secret), secret)
+
+
+def server_secrets(path: str | os.PathLike[str]) -> ServerSecrets:
+    """What a secure server's core needs (``ServerConfig(secure=...)``), from a server key file."""
+    return ServerSecrets(load_server_key(path).as_tuple(), crypto)
 
 
 # ------------------------------------------------------------- known servers

@@ -28,7 +28,9 @@ kind                  fields
                       answered ``<sid> ERROR …``; ``reason`` is one of
                       :data:`REJECT_REASONS`
 ``duologue_created``  ``session`` int, ``owner_ip`` str, ``data_port`` int,
-                      ``control_port`` int — the server answered ``<sid> CONNECT …``
+                      ``control_port`` int, ``secure`` bool (optional: absent in
+                      files written before secure mode, read as false) — the server
+                      answered ``<sid> CONNECT …`` (``CONNECT-SECURE`` when secure)
 ``client_connected``  ``session`` int, ``ip`` str, ``wrong_ip`` bool — a client image
                       appeared on a duologue; ``wrong_ip`` true when its source IP is
                       not the owner's (it is then not served)
@@ -99,6 +101,8 @@ REJECT_REASONS: dict[str, str] = {
     "bad_message": "bad message",
     "server_full": "server full",
     "too_many_for_ip": "too many connections for IP address",
+    "secure_mode_required": "secure mode required",
+    "wrong_server_key": "wrong server key",
 }
 #: ``duologue_closed.reason`` values.
 CLOSE_REASONS: tuple[str, ...] = (
@@ -137,6 +141,7 @@ class Field:
     choices: tuple[str, ...] | None = None
     items: tuple["Field", ...] | None = None  # list of records with these fields
     values: tuple[type, ...] | None = None  # dict of str -> one of these types
+    optional: bool = False  # may be absent (a field added after its kind: older files lack it)
 
     def check(self, value: Any, where: str) -> None:
         """Raise :class:`EventError` unless ``value`` is acceptable for this field."""
@@ -191,6 +196,8 @@ def _check_record(record: Any, fields: tuple[Field, ...], where: str) -> None:
         raise EventError(f"{where}: unknown field(s) {', '.join(unknown)}")
     for field in fields:
         if field.name not in record:
+            if field.optional:
+                continue
             raise EventError(f"{where}: missing field {field.name!r}")
         field.check(record[field.name], where)
 
@@ -240,6 +247,7 @@ KIND_FIELDS: dict[str, tuple[Field, ...]] = {
         Field("owner_ip", _STR),
         Field("data_port", _INT),
         Field("control_port", _INT),
+        Field("secure", _BOOL, optional=True),
     ),
     "client_connected": (
         Field("session", _INT),
@@ -307,4 +315,4 @@ def make_event(kind: str, **fields: Any) -> dict[str, Any]:
     record = {**event, **fields}
     _check_record(record, COMMON_FIELDS + KIND_FIELDS[kind], f"{kind} event")
     # Re-order: common fields first, then the kind's fields in schema order.
-    return {f.name: record[f.name] for f in COMMON_FIELDS + KIND_FIELDS[kind]}
+    return {f.name: record[f.name] for f in COMMON_FIELDS + KIND_FIELDS[kind] if f.name in record}

@@ -196,11 +196,21 @@ def test_every_close_reason_the_server_can_produce_is_accepted() -> None:
 
 def test_every_refusal_the_server_can_send_is_accepted() -> None:
     from aeron_py.echo.core.protocol import Reason
+    from aeron_py.echo.core.secure_hello import SecureReason
     from aeron_py.echo.server.telemetry import WIRE_REASONS
 
-    assert set(WIRE_REASONS) == {r.value for r in Reason}
-    for reason in Reason:
+    reasons = [*Reason, *SecureReason]  # plain mode's, and those secure mode adds
+    assert set(WIRE_REASONS) == {r.value for r in reasons}
+    for reason in reasons:
         make_event("reject", ts=1.0, **COMMON, **{**EXAMPLES["reject"], "reason": WIRE_REASONS[reason.value]})
+
+
+def test_duologue_created_secure_is_optional_for_older_files() -> None:
+    base = {**COMMON, "ts": 1.0, "session": 7, "owner_ip": "1.2.3.4", "data_port": 9010, "control_port": 9011}
+    assert "secure" not in make_event("duologue_created", **base)  # written before secure mode: still valid
+    assert make_event("duologue_created", **base, secure=True)["secure"] is True
+    with pytest.raises(EventError, match="secure"):
+        make_event("duologue_created", **base, secure="yes")
 
 
 def test_oversized_event_is_written_alone(tmp_path: Path) -> None:

@@ -24,9 +24,11 @@ from ... import asyncio as aio
 from ...channel import ChannelUri
 from ...driver import MediaDriver
 from ...errors import AeronError, AeronTimeoutError, error_summary
-from .sync import DEFAULT_TERM_LENGTH, EchoResult, check_pacing, publication_channel, source_ip
+from .security import SHARED_KEY_HOLD, ClientKeys, ClientSecurity, ServerKeyRefused, wrong_server_key
+from .common import DEFAULT_TERM_LENGTH, EchoResult, check_pacing, publication_channel, source_ip
 from ..core.client import EchoClientCore, Failed, OpenDuologue, random_payload
 from ..core.protocol import STREAM_ID, Echoed
+from ..core.secure_client import ServerKeyOffered
 
 logger = logging.getLogger(__name__)
 
@@ -53,14 +55,19 @@ class AsyncEchoClient:
     def __init__(self, address: str, port: int, control_port: int, *, count: int = 5, interval: float = 0.0,
                  message: bytes | str | None = None, timeout: float = 10.0, interface: str | None = None,
                  hello_interval: float = 1.0, term_length: int = DEFAULT_TERM_LENGTH,
-                 aeron: aio.Aeron | None = None, dir: str | None = None, rng: random.Random | None = None) -> None:
+                 aeron: aio.Aeron | None = None, dir: str | None = None, rng: random.Random | None = None,
+                 secure: ClientSecurity | None = None) -> None:
         check_pacing(count, interval, hello_interval)
         self.address, self.port, self.control_port = address, port, control_port
         self.count, self.interval, self.hello_interval = count, interval, hello_interval
         self.timeout, self.interface, self.term_length = timeout, interface, term_length
         self._message = message.encode("utf-8") if isinstance(message, str) else message
         self._rng = rng
-        self._core = EchoClientCore(timeout=timeout, rng=rng)
+        self._security = secure
+        self._core = EchoClientCore(timeout=timeout, rng=rng,
+                                    secure=None if secure is None else secure.hello(address, port))
+        self._keys: ClientKeys | None = None  # secure mode: the duologue's keys in the driver
+        self._auth_failed = False
         self._shared = aeron
         self._dir = dir
         self._aeron: aio.Aeron | None = aeron
@@ -89,10 +96,12 @@ class AsyncEchoClient:
         finally:
             await self._close()
         session = self._core.duologue.session_id if self._core.duologue is not None else None
+        auth_failed = self._auth_failed or (failure is not None and wrong_server_key(failure))
         return EchoResult(ok=failure is None, echoes=self._core.echoes_ok, rtts=tuple(self._rtts),
                           handshake=self._handshake, reason=None if failure is None else failure.reason,
                           server_reason=None if failure is None else failure.server_reason,
-                          session_id=session, source_ip=self.source_ip)
+                          session_id=session, source_ip=self.source_ip, secure=self._security is not None,
+                          authentication_failed=auth_failed)
 
     # ---- channels
 
@@ -101,8 +110,10 @@ class AsyncEchoClient:
             cleanup: dict[str, Any] = {} if self._dir is None else {"dir_delete_on_start": True,
                                                                      "dir_delete_on_shutdown": True}
             self._driver = await asyncio.to_thread(MediaDriver, self._dir, publication_linger_timeout_ns=_LINGER_NS,
-                                                   **cleanup)
+                                                   secure_transport=self._security is not None, **cleanup)
             self._aeron = await asyncio.to_thread(aio.Aeron, driver=self._driver, client_name="echo-client")
+        if self._security is not None:
+            self._keys = ClientKeys(self._security.transport_of(self._driver))
 
     async def _publication(self, port: int, session_id: int | None) -> aio.Publication:
         assert self._aeron is not None
@@ -144,6 +155,8 @@ class AsyncEchoClient:
             self._aeron.close()
         if self._driver is not None:
             await asyncio.to_thread(self._driver.close)
+        if self._keys is not None:  # a shared driver still sends the closed channels' last datagrams
+            self._keys.remove(delay=SHARED_KEY_HOLD if self._shared is not None else 0.0)
 
     # ---- the protocol
 
@@ -168,8 +181,11 @@ class AsyncEchoClient:
                                         f"{self.control_port}: channels not connected within {self.timeout:g} s")
         duologue = await self._hello(pub, sub)
         self._release(pub, sub)  # the broadcast channel is no longer needed: free it (and the server's fan-out)
+        if duologue.keys is not None:
+            assert self._keys is not None
+            self._keys.install(duologue.keys)  # before the channels: no datagram of theirs goes unsealed
         dsub = await self._subscription(duologue.control_port, duologue.session_id)
-        dpub = await self._publication(duologue.data_port, duologue.session_id)
+        dpub = await self._publication(duologue.data_port, duologue.publication_session)
         await self._connected(dpub, dsub, f"duologue {duologue.session_id} not connected within {self.timeout:g} s")
         for i in range(self.count):
             if i and self.interval:
@@ -190,11 +206,25 @@ class AsyncEchoClient:
             if data is None:
                 continue
             reply = self._core.initial_reply(data, time.monotonic())
+            if isinstance(reply, ServerKeyOffered):
+                self._trust(reply)
+                next_hello = time.monotonic()  # the HELLO-SECURE goes at once
+                continue
             if isinstance(reply, Failed):
                 raise _Stop(reply)
             if isinstance(reply, OpenDuologue):
                 self._handshake = time.monotonic() - first
                 return reply
+
+    def _trust(self, offer: ServerKeyOffered) -> None:
+        """Secure mode, no key known: record the server's key (trust on first use), or stop."""
+        assert self._security is not None and self._core.secure is not None
+        try:
+            self._security.offered(self.address, self.port, offer.public_key)
+        except ServerKeyRefused as exc:
+            self._auth_failed = True
+            raise _Stop(self._core.fail(f"not trusting the server's key: {exc}")) from None
+        self._core.secure.trust(offer.public_key)
 
     async def _echo(self, pub: aio.Publication, sub: aio.Subscription) -> None:
         payload = self._message if self._message is not None else random_payload(self._rng)

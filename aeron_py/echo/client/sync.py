@@ -29,7 +29,6 @@ from __future__ import annotations
 import logging
 import math
 import random
-import socket
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -45,17 +44,28 @@ from ...publication import ExclusivePublication
 from ...subscription import Subscription
 from ..core.client import EchoClientCore, Failed, OpenDuologue, random_payload
 from ..core.protocol import STREAM_ID, Echoed
+from ..core.secure_client import ServerKeyOffered
+from .common import (  # noqa: F401  (re-exported: their home before common.py)
+    DEFAULT_TERM_LENGTH,
+    EXIT_AUTHENTICATION,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_SERVER_ERROR,
+    EchoClientError,
+    EchoResult,
+    check_pacing,
+    publication_channel,
+    source_ip,
+)
+from .security import SHARED_KEY_HOLD, ClientKeys, ClientSecurity, ServerKeyRefused, wrong_server_key
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_TERM_LENGTH = 64 * 1024
 _LINGER_NS = 100_000_000
 _CLOSE_LINGER = 0.15  # s the embedded driver stays up after close, to send end-of-stream
 #: Seconds between connection checks of a client with nothing to send or await.
 HOLD_CHECK_INTERVAL = 1.0
 
-#: Exit codes of :attr:`EchoResult.exit_code`.
-EXIT_OK, EXIT_SERVER_ERROR, EXIT_FAILED = 0, 1, 3
 
 
 class Phase(Enum):
@@ -64,65 +74,6 @@ class Phase(Enum):
     DUOLOGUE = "duologue"
     ECHO = "echo"
     DONE = "done"
-
-
-@dataclass(frozen=True)
-class EchoResult:
-    """How a client run ended.  Times are seconds."""
-
-    ok: bool
-    echoes: int
-    rtts: tuple[float, ...] = ()
-    handshake: float | None = None  # first HELLO sent -> CONNECT received
-    reason: str | None = None
-    server_reason: str | None = None  # the server's ERROR text
-    session_id: int | None = None  # the duologue session
-    source_ip: str | None = None
-
-    @property
-    def exit_code(self) -> int:
-        if self.ok:
-            return EXIT_OK
-        return EXIT_SERVER_ERROR if self.server_reason is not None else EXIT_FAILED
-
-
-class EchoClientError(Exception):
-    """A client run failed; ``result`` says how."""
-
-    def __init__(self, result: EchoResult) -> None:
-        super().__init__(result.reason)
-        self.result = result
-
-
-def publication_channel(address: str, port: int, *, session_id: int | None = None, interface: str | None = None,
-                        term_length: int | None = None) -> tuple[ChannelUri, ChannelUri | None]:
-    """A client publication to ``address:port``: its URI, and the destination to add to
-    it when it sends from ``interface`` (a manual-MDC publication, see the module docstring)."""
-    if interface is None:
-        return ChannelUri.udp(endpoint=(address, port), reliable=True, session_id=session_id,
-                              term_length=term_length), None
-    uri = ChannelUri.udp(control=(interface, 0), control_mode="manual", reliable=True, session_id=session_id,
-                         term_length=term_length)
-    return uri, ChannelUri.udp(endpoint=(address, port))
-
-
-def check_pacing(count: int, interval: float, hello_interval: float) -> None:
-    """A client's echo count and pauses, checked the same way by every client (ValueError)."""
-    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-        raise ValueError(f"count must be an int >= 0, got {count!r}")
-    for name, value in (("interval", interval), ("hello_interval", hello_interval)):
-        if not value >= 0:
-            raise ValueError(f"{name} must be >= 0 seconds, got {value!r}")
-
-
-def source_ip(address: str, port: int, interface: str | None = None) -> str:
-    """The address a server at ``address:port`` sees: ``interface``, else the kernel's route choice."""
-    if interface is not None:
-        return interface
-    family = socket.AF_INET6 if ":" in address else socket.AF_INET
-    with socket.socket(family, socket.SOCK_DGRAM) as probe:  # connect() sends nothing
-        probe.connect((address, port))
-        return str(probe.getsockname()[0])
 
 
 def _payload(message: bytes | str | None) -> bytes | None:
@@ -150,7 +101,8 @@ class EchoClient:
                  interval: float = 0.0, message: bytes | str | None = None, timeout: float = 10.0,
                  interface: str | None = None, hello_interval: float = 1.0,
                  term_length: int = DEFAULT_TERM_LENGTH, aeron: Aeron | None = None,
-                 dir: str | None = None, rng: random.Random | None = None, hold: bool = False) -> None:
+                 dir: str | None = None, rng: random.Random | None = None, hold: bool = False,
+                 secure: ClientSecurity | None = None) -> None:
         check_pacing(count, interval, hello_interval)
         self.address, self.port, self.control_port = address, port, control_port
         self.count, self.interval, self.hello_interval = count, interval, hello_interval
@@ -158,7 +110,11 @@ class EchoClient:
         self.hold = hold
         self._message = _payload(message)
         self._rng = rng
-        self._core = EchoClientCore(timeout=timeout, rng=rng)
+        self._security = secure
+        self._core = EchoClientCore(timeout=timeout, rng=rng,
+                                    secure=None if secure is None else secure.hello(address, port))
+        self._keys: ClientKeys | None = None  # secure mode: the duologue's keys in the driver
+        self._auth_failed = False
         self._shared = aeron
         self._dir = dir
         self._driver: MediaDriver | None = None
@@ -251,8 +207,11 @@ class EchoClient:
         now = time.monotonic() if now is None else now
         if self._aeron is None:
             cleanup: dict[str, Any] = {} if self._dir is None else {"dir_delete_on_start": True, "dir_delete_on_shutdown": True}
-            self._driver = MediaDriver(self._dir, publication_linger_timeout_ns=_LINGER_NS, **cleanup)
+            self._driver = MediaDriver(self._dir, publication_linger_timeout_ns=_LINGER_NS,
+                                       secure_transport=self._security is not None, **cleanup)
             self._aeron = Aeron(driver=self._driver, use_conductor_agent_invoker=True, client_name="echo-client")
+        if self._security is not None:
+            self._keys = ClientKeys(self._security.transport_of(self._driver))
         self._initial_pub = self._publication(self.port, None)
         self._initial_sub = self._subscription(self.control_port, None)
         self._core.set_initial_session(self._initial_pub.session_id)
@@ -260,7 +219,8 @@ class EchoClient:
         return self
 
     def close(self) -> None:
-        """Close channels, then the embedded client and driver.  Idempotent."""
+        """Close channels, then the embedded client and driver (a secure duologue's keys
+        once its last datagrams are out).  Idempotent."""
         owned, self._owned = self._owned, []
         for resource in reversed(owned):
             resource.close()
@@ -268,6 +228,8 @@ class EchoClient:
             if owned and not self._aeron.is_closed:
                 self._linger()
             self._aeron.close()
+        if self._keys is not None:  # a shared driver still sends the closed channels' last datagrams
+            self._keys.remove(delay=SHARED_KEY_HOLD if self._shared is not None else 0.0)
         if self._driver is not None:
             self._driver.close()
 
@@ -375,7 +337,13 @@ class EchoClient:
         for data in self._initial_sub.poll_batch(10):
             work += 1
             reply = self._core.initial_reply(data, now)
+            if isinstance(reply, ServerKeyOffered):
+                self._trust(reply, now)
+                if self._result is not None:
+                    return work
+                continue
             if isinstance(reply, Failed):
+                self._auth_failed = wrong_server_key(reply)
                 self._finish(reply)
                 return work
             if isinstance(reply, OpenDuologue):
@@ -384,9 +352,25 @@ class EchoClient:
                 return work
         return work
 
+    def _trust(self, offer: ServerKeyOffered, now: float) -> None:
+        """Secure mode, no key known: record the server's key (trust on first use) and hello again."""
+        assert self._security is not None and self._core.secure is not None
+        try:
+            self._security.offered(self.address, self.port, offer.public_key)
+        except ServerKeyRefused as exc:
+            self._auth_failed = True
+            self._finish(self._fail(f"not trusting the server's key: {exc}"))
+            return
+        logger.info("echo server %s:%d: trusting its key on first use", self.address, self.port)
+        self._core.secure.trust(offer.public_key)
+        self._next_hello = now  # the HELLO-SECURE goes at once
+
     def _open_duologue(self, d: OpenDuologue, now: float) -> None:
+        if d.keys is not None:
+            assert self._keys is not None
+            self._keys.install(d.keys)  # before the channels: no datagram of theirs goes unsealed
         self._sub = self._subscription(d.control_port, d.session_id)
-        self._pub = self._publication(d.data_port, d.session_id)
+        self._pub = self._publication(d.data_port, d.publication_session)
         # the broadcast channel is no longer needed: free it (and the server's fan-out)
         for resource in (self._initial_pub, self._initial_sub):
             if resource is not None:
@@ -441,6 +425,6 @@ class EchoClient:
             ok=failure is None, echoes=self._core.echoes_ok, rtts=tuple(self._echoing.rtts),
             handshake=self._handshake, reason=None if failure is None else failure.reason,
             server_reason=None if failure is None else failure.server_reason, session_id=session,
-            source_ip=self.source_ip)
+            source_ip=self.source_ip, secure=self._security is not None, authentication_failed=self._auth_failed)
         if failure is not None:
             logger.info("echo client (%s) failed: %s", self.source_ip, failure.reason)

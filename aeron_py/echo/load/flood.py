@@ -22,7 +22,7 @@ from ...driver import MediaDriver
 from ...idle import BackoffIdleStrategy
 from ...publication import ExclusivePublication
 from ...subscription import Subscription
-from ..client.sync import DEFAULT_TERM_LENGTH, publication_channel
+from ..client.common import DEFAULT_TERM_LENGTH, publication_channel
 from ..core.protocol import STREAM_ID, format_hello
 
 __all__ = ["FloodReport", "HelloFlood"]

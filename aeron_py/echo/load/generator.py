@@ -39,7 +39,8 @@ from typing import Any
 
 from ...client import Aeron
 from ...driver import MediaDriver
-from ..client.sync import EchoClient, EchoResult, Phase
+from ..client.common import EchoResult
+from ..client.sync import EchoClient, Phase
 from .hold import LOAD_DRIVER_OPTIONS
 from ...idle import BackoffIdleStrategy
 

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ...poll_set import PollSet
     from ...publication import Publication
     from ...subscription import Image, Subscription
+    from .duologue_keys import DuologueKeyring
     from .endpoint_guard import EndpointGuard
     from .options import ServerOptions
     from ..core.contract import Broadcast, CreateDuologue, SendDuologue
@@ -70,8 +71,10 @@ class DuologueChannels:
     """The duologues' channels, outboxes and ports: live, pending, orphaned and closing."""
 
     def __init__(self, options: ServerOptions, core: EchoServerCore, aeron: Aeron, guard: EndpointGuard,
-                 poll_set: PollSet[int], broadcast: Publication, on_image: OnImage) -> None:
+                 poll_set: PollSet[int], broadcast: Publication, on_image: OnImage,
+                 keyring: DuologueKeyring | None = None) -> None:
         self._options = options
+        self._keyring = keyring  # secure mode: the duologues' keys in the driver
         self._core = core
         self._aeron = aeron
         self._guard = guard
@@ -134,18 +137,28 @@ class DuologueChannels:
     # ---- the core's actions
 
     def broadcast(self, action: Broadcast, now: float) -> None:
-        """Queue a reply on the all-clients publication; a CONNECT waits for its duologue's channels."""
+        """Queue a reply on the all-clients publication; a CONNECT waits for its duologue's channels
+        (and is dropped if they could not be made)."""
         session = action.duologue_session
         pending = self._pending.get(session) if session is not None else None
         if pending is not None:
             pending.held.append(action.data)
-        else:
+        elif session is None or session in self._duologues:
             self._push_broadcast(action.data, now)
+        else:  # the CONNECT of a duologue whose creation failed (the core's contract: skip it)
+            logger.debug("dropping the CONNECT of duologue %d: its channels could not be made", session)
 
     def create(self, action: CreateDuologue, now: float) -> Steps:
         """A new duologue: pending until its channels exist; the first attempt starts now."""
         pending = Pending(action, now + self._options.create_timeout)
         self._pending[action.session_id] = pending
+        if self._keyring is not None and action.keys is not None:
+            try:
+                self._keyring.install(action)
+            except (ValueError, KeyError, RuntimeError) as exc:  # RuntimeError: AeronError
+                logger.error("duologue %d: cannot install its keys in the secure transport: %s", action.session_id, exc)
+                pending.deadline = now  # given up at once: refused with server full
+                return (yield from self._give_up_if_late(pending, now, f"keys not installed: {exc}"))
         return (yield from self._try_create(pending, now))
 
     def send(self, action: SendDuologue, now: float) -> Steps:
@@ -161,6 +174,8 @@ class DuologueChannels:
 
     def close(self, session: int, had_images: bool, now: float) -> None:
         """Close a duologue: pending (its CONNECT dropped with it) or live (once its last replies are out)."""
+        if self._keyring is not None:
+            self._keyring.retire(session)
         if self._drop_pending(session, now):
             return  # its CONNECT is dropped with it
         d = self._duologues.pop(session, None)
@@ -282,7 +297,7 @@ class DuologueChannels:
         attempt = pending.attempt = Attempt(a.data_port, a.control_port)
         try:
             attempt.sub_add = self._aeron.async_add_subscription(
-                ChannelUri.udp(endpoint=(o.address, a.data_port), reliable=True, session_id=a.session_id),
+                ChannelUri.udp(endpoint=(o.address, a.data_port), reliable=True, session_id=a.client_session),
                 STREAM_ID, on_available_image=self._on_image(a.session_id, True),
                 on_unavailable_image=self._on_image(a.session_id, False))
             attempt.pub_add = self._aeron.async_add_exclusive_publication(

@@ -11,6 +11,9 @@ seconds later (e.g. stuck on a stalled driver) it dumps its threads' stacks and 
 1; a second SIGINT/SIGTERM exits 1 at once.  The ``--blocklist`` file is watched: a
 new version is applied by itself (``--close-blocked``, the default, also closes the
 duologues of owners it blocks); SIGHUP re-reads it at once.
+Secure mode: ``--generate-key FILE`` writes a server key (mode 0600) and prints its
+public key; ``--secure --key-file FILE`` serves secure duologues only (a key file that
+others may read, or that holds no valid key, is refused: exit 2).
 Startup errors exit 1; losing the media driver (keepalive timeout) exits 1 within
 about ``--driver-timeout`` seconds, with the reason logged.
 """
@@ -27,6 +30,9 @@ from typing import Any
 
 from .loop import DEFAULT_TERM_LENGTH, DriverLostError, EchoServer, ServerOptions, aeron_cause
 from ..core.contract import DEFAULT_MAX_IMAGE_TERM_LENGTH, ServerConfig
+from ..core.secure_handshake import ServerSecrets
+from ..core.secure_hello import b64url_encode
+from ..keys import generate_server_key, server_secrets
 
 logger = logging.getLogger("aeron_py.echo_server")
 DEFAULTS = {"address": "127.0.0.1", "port": 9000, "control_port": 9001, "base_port": 9010, "clients": 64}
@@ -111,8 +117,49 @@ def parser() -> argparse.ArgumentParser:
                    help="an idle duologue's heartbeats and unchanged status messages go out once per this many "
                    "seconds, in [0.1, 2], instead of Aeron's every 0.1 s and 0.2 s (far fewer system calls when "
                    "thousands of duologues idle); 0: Aeron's own pace (1.0)")
+    secure = p.add_argument_group(
+        "secure mode", "every duologue encrypted and authenticated in the driver, its keys agreed with a Noise NK "
+        "handshake against the server's key (docs/spec/echo2.md section 5); clients need --secure too")
+    secure.add_argument("--secure", action="store_true", help="serve secure duologues only (needs --key-file)")
+    secure.add_argument("--key-file", metavar="FILE",
+                        help="the server's private key, mode 0600 (make one with --generate-key FILE)")
+    secure.add_argument("--generate-key", metavar="FILE",
+                        help="write a new server key to FILE (mode 0600), print its public key and exit")
+    secure.add_argument("--force", action="store_true",
+                        help="with --generate-key: replace an existing key file (clients that know the old "
+                        "public key will then refuse this server)")
     p.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     return p
+
+
+#: Exit status for a refused server key file (as for bad arguments).
+EXIT_BAD_KEY_FILE = 2
+
+
+def generate_key(path: str, force: bool) -> int:
+    """``--generate-key``: write the key file, print its public key (what clients pin)."""
+    try:
+        public = generate_server_key(path, force=force)
+    except (OSError, ValueError) as exc:
+        print(f"echo_server: cannot write the server key: {exc}", file=sys.stderr)
+        return EXIT_BAD_KEY_FILE
+    print(f"wrote {path}; public key (give it to clients, --server-key): {b64url_encode(public)}", flush=True)
+    return 0
+
+
+def secure_mode(args: argparse.Namespace, p: argparse.ArgumentParser) -> ServerSecrets | None:
+    """The server key of ``--secure --key-file`` (None without ``--secure``); a bad file exits 2."""
+    if not args.secure:
+        if args.key_file is not None:
+            p.error("--key-file is only used with --secure")
+        return None
+    if args.key_file is None:
+        p.error("--secure needs --key-file FILE (make one with --generate-key FILE)")
+    try:
+        return server_secrets(args.key_file)
+    except (OSError, ValueError) as exc:  # PermissionError is an OSError
+        print(f"echo_server: refusing the server key file: {exc}", file=sys.stderr)
+        sys.exit(EXIT_BAD_KEY_FILE)
 
 
 def settings(args: argparse.Namespace, p: argparse.ArgumentParser) -> tuple[ServerConfig, ServerOptions]:
@@ -137,7 +184,8 @@ def settings(args: argparse.Namespace, p: argparse.ArgumentParser) -> tuple[Serv
         config = ServerConfig(
             max_clients=values["clients"], clients_base_port=values["base_port"], max_per_ip=args.max_per_ip,
             expiry=args.expiry, idle_timeout=args.idle_timeout, max_message=args.max_message,
-            ipv6_prefix=args.ipv6_prefix, max_image_term_length=args.max_image_term_length)
+            ipv6_prefix=args.ipv6_prefix, max_image_term_length=args.max_image_term_length,
+            secure=secure_mode(args, p))
         options = ServerOptions(
             address=values["address"], port=values["port"], control_port=values["control_port"],
             dir=values["dir"], term_length=args.term_length, blocklist=args.blocklist, events=args.events,
@@ -164,6 +212,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     logging.basicConfig(level=args.log_level, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.generate_key is not None:
+        return generate_key(args.generate_key, args.force)
     config, options = settings(args, p)
     try:
         server = EchoServer(config, options)
@@ -174,6 +224,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     def ready(s: EchoServer) -> None:
         o = s.options
         print(f"READY {o.address} {o.port} {o.control_port}", flush=True)
+        if config.secure is not None:
+            print(f"echo_server: secure mode, server public key {b64url_encode(config.secure.static_keypair[0])}",
+                  file=sys.stderr, flush=True)
         print(f"echo_server: serving on {o.address} port {o.port} control {o.control_port}, "
               f"{config.max_clients} clients on ports {config.clients_base_port}-"
               f"{config.clients_base_port + 2 * config.max_clients - 1}, driver dir {s.driver_dir}",

@@ -27,6 +27,7 @@ from ...traffic import QuietIdle
 from ...poll_set import PollSet
 from ..core.capacity import counters_buffer_length
 from .channels import DuologueChannels, OnImage
+from .duologue_keys import DuologueKeyring
 from .endpoint_guard import EndpointGuard, FilterLimits
 from .file_limit import ensure_file_limit
 from ..core.protocol import STREAM_ID
@@ -35,6 +36,7 @@ from .telemetry import ServerTelemetry
 if TYPE_CHECKING:
     from ..blocklist import Blocklist
     from ...publication import Publication
+    from ...secure import SecureTransport
     from ...subscription import Subscription
     from ..core.log_summary import LogSummary
     from ..core.contract import ServerConfig
@@ -46,6 +48,7 @@ __all__ = ["DriverLostError", "ServerLifecycle", "glue_counters"]
 logger = logging.getLogger("aeron_py.echo.server")
 
 _TIMER_INTERVAL_NS = 100_000_000  # driver timer: how soon lingering resources are freed
+_KEYS_RELEASE_EXTRA = 2.0  # s after a closed duologue's linger until its keys go (image drain: ~1.3 s)
 
 
 class DriverLostError(RuntimeError):
@@ -75,7 +78,8 @@ class ServerLifecycle:
         o = self._options
         driver_options = self._driver_options()
         self.driver = MediaDriver(o.dir, threading_mode="SHARED", idle_strategy="backoff",
-                                  quiet_idle=self._quiet_idle(), **driver_options)
+                                  quiet_idle=self._quiet_idle(), secure_transport=self._config.secure is not None,
+                                  **driver_options)
         self.driver_dir = self.driver.dir
         self.guard = EndpointGuard(self.driver)
         self.guard.set_blocklist(blocklist)
@@ -97,6 +101,21 @@ class ServerLifecycle:
                             f"{aeron_cause(exc)}") from exc
         self.hello_set, self.poll_set = PollSet(), PollSet()
         self.hello_set.add(self.all_clients, None)
+
+    def keyring(self) -> DuologueKeyring | None:
+        """Secure mode: the keyring of the duologues' keys in this driver (None: plain mode)."""
+        if self._config.secure is None:
+            return None
+        assert self.secure_transport is not None
+        # a closed duologue's channels are gone after its last replies (send_timeout), the
+        # publication's linger and the driver's release of both (see channels.py)
+        hold = self._options.send_timeout + self._options.linger + _KEYS_RELEASE_EXTRA
+        return DuologueKeyring(self.secure_transport, hold)
+
+    @property
+    def secure_transport(self) -> SecureTransport | None:
+        """The driver's secure transport in secure mode, else None."""
+        return self.driver.secure_transport if self.driver is not None and self._config.secure is not None else None
 
     def _driver_options(self) -> dict[str, Any]:
         o, c = self._options, self._config
@@ -176,8 +195,10 @@ class ServerLifecycle:
             logger.info("echo server stopped; driver directory %s removed", self.driver_dir)
 
 
-def glue_counters(core: EchoServerCore, channels: DuologueChannels, guard: EndpointGuard) -> dict[str, int]:
-    """The glue's cumulative drop counters (``extra_counters`` of the ``driver_snapshot``)."""
+def glue_counters(core: EchoServerCore, channels: DuologueChannels, guard: EndpointGuard,
+                  secure: SecureTransport | None = None) -> dict[str, int]:
+    """The glue's cumulative drop counters (``extra_counters`` of the ``driver_snapshot``),
+    and in secure mode the secure transport's (``secure dropped_bad_tag``, ...)."""
     stats = core.stats
     counters = {
         "outbox drops": channels.outbox_drops(),
@@ -186,4 +207,6 @@ def glue_counters(core: EchoServerCore, channels: DuologueChannels, guard: Endpo
         "ports retired": stats.ports_retired,
     }
     counters.update(guard.counters())
+    if secure is not None:
+        counters.update({f"secure {name}": value for name, value in secure.counters().items()})
     return counters

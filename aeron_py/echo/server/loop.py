@@ -69,6 +69,7 @@ from ...client import Aeron
 from ...driver import MediaDriver
 from ...errors import AeronError, aeron_cause
 from ...idle import BackoffIdleStrategy
+from ...secure import SecureTransport
 from .blocklist_enforcement import BlocklistEnforcement
 from .blocklist_watch import BlocklistWatch
 from .channels import DuologueChannels
@@ -175,6 +176,11 @@ class EchoServer:
         """Drops by the driver's endpoint filter, per reason (empty when it is off)."""
         guard = self._lifecycle.guard
         return {} if guard is None else guard.counters()
+
+    @property
+    def secure_transport(self) -> SecureTransport | None:
+        """Secure mode: the driver's secure transport (keys installed, counters); else None."""
+        return self._lifecycle.secure_transport
 
     @property
     def blocklist_version(self) -> int:
@@ -370,10 +376,10 @@ class EchoServer:
         assert life.aeron is not None and life.guard is not None and life.broadcast is not None
         assert life.all_clients is not None and life.hello_set is not None and life.poll_set is not None
         channels = DuologueChannels(self.options, self._core, life.aeron, life.guard, life.poll_set,
-                                    life.broadcast, self._image_events.callback)
+                                    life.broadcast, self._image_events.callback, life.keyring())
         admission = ImageAdmission(self._core, self._image_events, life.all_clients, life.poll_set, channels)
         polling = MessagePolling(self._core, admission, channels, life.hello_set, life.poll_set)
-        telemetry = life.open_telemetry(functools.partial(glue_counters, self._core, channels, life.guard))
+        telemetry = life.open_telemetry(functools.partial(glue_counters, self._core, channels, life.guard, life.secure_transport))
         self._serving = _Serving(
             life.aeron, life.guard, channels, admission, polling, Dispatcher(channels, admission, telemetry),
             BlocklistEnforcement(self._watch, self.options, self._core, life.guard, telemetry), telemetry)

@@ -29,6 +29,7 @@ from typing import Any
 
 from ...stat import DriverStat
 from ...telemetry import EventWriter
+from ...telemetry.events import REJECT_REASONS
 from .event_queue import DEFAULT_QUEUE_CAPACITY, EventQueue
 from .blocklist_watch import BlocklistChange
 from ..core.contract import Action, Event
@@ -36,8 +37,7 @@ from ..core.contract import Action, Event
 logger = logging.getLogger(__name__)
 
 #: Wire reason of an ``ERROR`` -> ``reject.reason`` in the schema.
-WIRE_REASONS = {"bad message": "bad_message", "server full": "server_full",
-                 "too many connections for IP address": "too_many_for_ip"}
+WIRE_REASONS = {wire: name for name, wire in REJECT_REASONS.items()}
 _BAD_HELLO_CAUSES = ("malformed", "oversize")
 #: System counters in every ``driver_snapshot`` ("Errors: version=..." is keyed "Errors").
 SNAPSHOT_COUNTERS = ("Bytes sent", "Bytes received", "NAKs sent", "NAKs received",
@@ -113,7 +113,8 @@ class ServerTelemetry:
             return [("blocklist_hit", {"ip": f["ip"], "rule": str(f.get("detail"))})]
         if event.kind == "duologue_created":
             return [("duologue_created", {"session": f["session_id"], "owner_ip": f["ip"],
-                                          "data_port": f["data_port"], "control_port": f["control_port"]})]
+                                          "data_port": f["data_port"], "control_port": f["control_port"],
+                                          "secure": bool(f.get("secure", False))})]
         if event.kind == "client_connected":
             return [("client_connected", {"session": f["session_id"], "ip": f["ip"], "wrong_ip": f["wrong_ip"]})]
         if event.kind == "bad_message":
