@@ -41,7 +41,9 @@ from ...client import Aeron
 from ...driver import MediaDriver
 from ..client.common import EchoResult
 from ..client.sync import EchoClient, Phase
-from .hold import LOAD_DRIVER_OPTIONS
+from ..client.security import ClientSecurity
+from ..core.secure_hello import b64url_decode
+from .hold import LOAD_DRIVER_OPTIONS, load_security
 from ...idle import BackoffIdleStrategy
 
 logger = logging.getLogger(__name__)
@@ -85,12 +87,12 @@ class LoadReport:
 
 
 def _open_clients(aeron: Aeron, address: str, port: int, control_port: int, n: int, sources: Sequence[str],
-                  echoes: int, interval: float, timeout: float) -> list[EchoClient]:
+                  echoes: int, interval: float, timeout: float, security: ClientSecurity | None) -> list[EchoClient]:
     clients = []
     for i in range(n):
         source = sources[i % len(sources)] if sources else None
         client = EchoClient(address, port, control_port, count=echoes, interval=interval, timeout=timeout,
-                            interface=source, aeron=aeron)
+                            interface=source, aeron=aeron, secure=security)
         clients.append(client)
         client.open()
     return clients
@@ -122,15 +124,17 @@ def _progress(total: int, enabled: bool) -> tuple[Callable[[int], None], Callabl
 
 
 def run_load(address: str, port: int, control_port: int, *, clients: int, sources: Sequence[str] = (),
-             echoes: int = 10, interval: float = 0.0, timeout: float = 10.0, progress: bool = False
-             ) -> tuple[LoadReport, list[EchoResult]]:
-    """Run ``clients`` concurrent clients to completion; returns the report and every result."""
+             echoes: int = 10, interval: float = 0.0, timeout: float = 10.0, progress: bool = False,
+             server_key: bytes | None = None) -> tuple[LoadReport, list[EchoResult]]:
+    """Run ``clients`` concurrent clients to completion; returns the report and every result.
+    ``server_key``: secure mode against a server with that public key."""
     if clients < 1:
         raise ValueError(f"clients must be >= 1, got {clients}")
     report = LoadReport(clients=clients, sources=list(sources) or ["127.0.0.1"], echoes_per_client=echoes)
-    with MediaDriver(**LOAD_DRIVER_OPTIONS) as driver, \
+    with MediaDriver(**LOAD_DRIVER_OPTIONS, secure_transport=server_key is not None) as driver, \
             Aeron(driver=driver, use_conductor_agent_invoker=True, client_name="echo-load") as aeron:
-        active = _open_clients(aeron, address, port, control_port, clients, sources, echoes, interval, timeout)
+        active = _open_clients(aeron, address, port, control_port, clients, sources, echoes, interval, timeout,
+                               load_security(driver, server_key))
         update, close_bar = _progress(clients, progress)
         start = time.monotonic()
         connected_at: dict[int, float] = {}
@@ -233,6 +237,10 @@ def parser() -> argparse.ArgumentParser:
     hold.add_argument("--aeron-defaults", action="store_true",
                       help="held clients keep Aeron's idle pace (heartbeats every 0.1 s, status messages every "
                       "0.2 s, like the Java reference) instead of thinning both to once a second")
+    secure = p.add_argument_group("secure mode")
+    secure.add_argument("--secure", action="store_true", help="secure clients (the server runs with --secure)")
+    secure.add_argument("--server-key", metavar="KEY",
+                        help="with --secure: the server's public key, as echo_server --generate-key prints it")
     shakes = p.add_argument_group("handshake mode")
     shakes.add_argument("--handshakes", action="store_true", help="time --clients complete handshakes")
     shakes.add_argument("--concurrency", type=int, default=1, help="handshakes in flight at once (1: sequential)")
@@ -248,6 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sources = [s.strip() for s in args.sources.split(",") if s.strip()]
     if args.clients < 1 or args.echoes < 0 or not args.timeout > 0 or args.interval < 0:
         p.error("--clients must be >= 1, --echoes >= 0, --timeout > 0, --interval >= 0")
+    args.key = _server_key(p, args)
     if args.hold is not None or args.handshakes:
         return _main_hold(p, args, sources)
     if args.png:
@@ -258,7 +267,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         report, results = run_load(args.address, args.port, args.control_port, clients=args.clients,
                                    sources=sources, echoes=args.echoes, interval=args.interval,
-                                   timeout=args.timeout, progress=not args.no_progress)
+                                   timeout=args.timeout, progress=not args.no_progress, server_key=args.key)
     except (OSError, ValueError, RuntimeError) as exc:
         print(f"echo_load: {exc}", file=sys.stderr)
         return 1
@@ -274,6 +283,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 
+def _server_key(p: argparse.ArgumentParser, args: argparse.Namespace) -> bytes | None:
+    """``--secure --server-key KEY``: the pinned key (the load never records keys)."""
+    if args.secure != (args.server_key is not None):
+        p.error("--secure and --server-key KEY go together (the load pins the server's key)")
+    if args.server_key is None:
+        return None
+    key = b64url_decode(args.server_key)
+    if key is None or len(key) != 32:
+        p.error(f"--server-key must be a 32-byte public key in base64url without padding, got {args.server_key!r}")
+    return key
+
+
 def _main_hold(p: argparse.ArgumentParser, args: argparse.Namespace, sources: list[str]) -> int:
     """Hold or handshake mode (see the module docstring)."""
     from .hold import HoldPlan, run_handshakes, run_hold
@@ -287,7 +308,7 @@ def _main_hold(p: argparse.ArgumentParser, args: argparse.Namespace, sources: li
                 p.error("--concurrency must be >= 1")
             summary = run_handshakes(args.address, args.port, args.control_port, count=args.clients,
                                      concurrency=args.concurrency, sources=sources, timeout=args.timeout,
-                                     hello_interval=args.hello_interval)
+                                     hello_interval=args.hello_interval, server_key=args.key)
             ok = summary["ok"] == args.clients
         else:
             try:
@@ -303,7 +324,7 @@ def _main_hold(p: argparse.ArgumentParser, args: argparse.Namespace, sources: li
                 p.error(str(exc))
             stop = StopFlag()
             summary = run_hold(args.address, args.port, args.control_port, plan, sources=sources, on_event=event,
-                               should_stop=lambda: stop.stopped)
+                               should_stop=lambda: stop.stopped, server_key=args.key)
             ok = summary["max_held"] == args.clients
     except (OSError, RuntimeError) as exc:
         print(f"echo_load: {exc}", file=sys.stderr)

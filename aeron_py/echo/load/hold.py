@@ -31,6 +31,7 @@ from typing import Any
 from ...client import Aeron
 from ...driver import MediaDriver
 from ..core.capacity import counters_buffer_length
+from ..client.security import ClientSecurity
 from ..client.sync import EchoClient
 from ...errors import AeronError, error_summary
 from ...idle import BackoffIdleStrategy
@@ -229,10 +230,17 @@ def _stage(sched: ClientScheduler, held: list[EchoClient], seconds: float) -> di
 LOAD_QUIET = QuietIdle(after=1.0, period=0.02, deep_after=16.0, deep_period=0.2)
 
 
+def load_security(driver: MediaDriver, server_key: bytes | None) -> ClientSecurity | None:
+    """Secure mode for the load's clients on ``driver`` (made with ``secure_transport=True``), pinned
+    to ``server_key``; None (plain) without a key."""
+    return None if server_key is None else ClientSecurity(server_key=server_key, transport=driver.secure_transport)
+
+
 def run_hold(address: str, port: int, control_port: int, plan: HoldPlan, *, sources: Sequence[str] = (),
              on_event: Event = lambda event: None, should_stop: Callable[[], bool] = lambda: False,
-             rng: random.Random | None = None) -> dict[str, Any]:
-    """Grow through ``plan.steps``, holding each; returns the summary (see module docstring)."""
+             rng: random.Random | None = None, server_key: bytes | None = None) -> dict[str, Any]:
+    """Grow through ``plan.steps``, holding each; returns the summary (see module docstring).
+    ``server_key``: secure mode against a server with that public key."""
     rng = rng or random.Random()
     srcs: list[str | None] = list(sources) or [None]
     steps_out: list[dict[str, Any]] = []
@@ -244,14 +252,15 @@ def run_hold(address: str, port: int, control_port: int, plan: HoldPlan, *, sour
     if plan.keepalive_interval is not None:
         thinning["keepalive_interval_ns"] = round(plan.keepalive_interval * 1e9)
     with MediaDriver(**LOAD_DRIVER_OPTIONS, **thinning, counters_buffer_length=plan.counters_buffer_length,
-                     quiet_idle=LOAD_QUIET) as driver, \
+                     quiet_idle=LOAD_QUIET, secure_transport=server_key is not None) as driver, \
             Aeron(driver=driver, use_conductor_agent_invoker=True, client_name="echo-load-hold",
                   timeout=LOAD_DRIVER_TIMEOUT) as aeron:
         sched = ClientScheduler(aeron, should_stop=should_stop)
+        security = load_security(driver, server_key)
 
         def make(i: int) -> EchoClient:
             return EchoClient(address, port, control_port, count=1, timeout=plan.timeout, interface=srcs[i % len(srcs)],
-                              hello_interval=plan.hello_interval, aeron=aeron, hold=True, rng=rng)
+                              hello_interval=plan.hello_interval, aeron=aeron, hold=True, rng=rng, secure=security)
 
         connector = _Connector(sched, make, plan.batch)
         held: list[EchoClient] = []
@@ -319,17 +328,19 @@ def _echo_stage(sched: ClientScheduler, held: list[EchoClient], plan: HoldPlan, 
 
 
 def run_handshakes(address: str, port: int, control_port: int, *, count: int, concurrency: int,
-                   sources: Sequence[str] = (), timeout: float = 10.0, hello_interval: float = 1.0) -> dict[str, Any]:
+                   sources: Sequence[str] = (), timeout: float = 10.0, hello_interval: float = 1.0,
+                   server_key: bytes | None = None) -> dict[str, Any]:
     """``count`` complete handshakes (open -> CONNECT -> first echo -> close), at most
-    ``concurrency`` in flight; rate = completed / wall time."""
+    ``concurrency`` in flight; rate = completed / wall time.  ``server_key``: secure mode."""
     srcs: list[str | None] = list(sources) or [None]
-    with MediaDriver(**LOAD_DRIVER_OPTIONS) as driver, \
+    with MediaDriver(**LOAD_DRIVER_OPTIONS, secure_transport=server_key is not None) as driver, \
             Aeron(driver=driver, use_conductor_agent_invoker=True, client_name="echo-load-handshakes",
                   timeout=LOAD_DRIVER_TIMEOUT) as aeron:
         sched = ClientScheduler(aeron)
+        security = load_security(driver, server_key)
         connector = _Connector(sched, lambda i: EchoClient(
             address, port, control_port, count=1, timeout=timeout, interface=srcs[i % len(srcs)],
-            hello_interval=hello_interval, aeron=aeron, hold=True), concurrency)
+            hello_interval=hello_interval, aeron=aeron, hold=True, secure=security), concurrency)
         done: list[EchoClient] = []
         handshakes: list[float] = []
         failures: Counter[str] = Counter()

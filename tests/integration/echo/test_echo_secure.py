@@ -13,6 +13,7 @@ import struct
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,8 @@ import pytest
 
 from aeron_py import Aeron, DriverStat, MediaDriver
 from aeron_py.idle import BackoffIdleStrategy
-from aeron_py.echo.client import EXIT_AUTHENTICATION, ClientSecurity, EchoClient, EchoResult
+from aeron_py.echo.client import EXIT_AUTHENTICATION, ClientSecurity, EchoClient, EchoResult, ServerKeyRefused
+from aeron_py.errors import AeronError
 from aeron_py.echo.client.async_client import run_echo_client
 from aeron_py.echo.core.secure_hello import b64url_encode
 from aeron_py.echo.keys import KnownServers, generate_server_key, server_secrets
@@ -198,6 +200,64 @@ def test_asyncio_client_in_secure_mode(key_file: Path, tmp_path: Path) -> None:
         assert not refused.ok and refused.exit_code == EXIT_AUTHENTICATION, refused
         wait_idle(server)
         assert server.stats.rejects.get("wrong_server_key") == 1
+
+
+def test_load_tool_runs_secure_clients(key_file: Path) -> None:
+    ports = BLOCKS.take()
+    with secure_server(ports, key_file) as server:
+        base = ["-m", "aeron_py.echo_load", HOST, str(ports.port), str(ports.control), "--clients", "4",
+                "--echoes", "2", "--sources", "127.0.0.2,127.0.0.3", "--no-progress"]
+        run = _cli(*base, "--secure", "--server-key", b64url_encode(public_key(key_file)))
+        assert run.returncode == 0, run.stderr
+        assert '"succeeded": 4' in run.stdout
+        assert server.stats.connects == 4 and server.stats.rejects == {}
+        plain = _cli(*base)  # plain clients of a secure server: refused, not hung
+        assert plain.returncode == 1 and "secure mode required" in plain.stdout + plain.stderr
+        unpinned = _cli(*base, "--secure")
+        assert unpinned.returncode == 2 and "--secure and --server-key KEY go together" in unpinned.stderr
+        wait_idle(server)
+
+
+def test_a_secure_server_goes_quiet_and_the_next_echo_wakes_it(key_file: Path) -> None:
+    """Quiet mode's traffic bell reads sealed datagrams' clear headers: idle secure
+    duologues let the server sleep, and a sealed ECHO rings it."""
+    ports = BLOCKS.take()
+    with secure_server(ports, key_file, options={"quiet_after": 0.3, "quiet_period": 0.02}) as server:
+        client = EchoClient(HOST, ports.port, ports.control, count=1, hold=True, timeout=10,
+                            secure=ClientSecurity(server_key=public_key(key_file))).open()
+        idle = BackoffIdleStrategy(max_park_ns=1_000_000)
+
+        def step_until(done: Callable[[], bool], seconds: float, what: str) -> None:
+            deadline = time.monotonic() + seconds
+            while not done():
+                assert time.monotonic() < deadline and not client.finished, (what, client.result)
+                idle.idle(client.step())
+
+        try:
+            step_until(lambda: client.holding, 10, "the first echo")
+            assert server._driver is not None
+            bell = server._driver.traffic
+            step_until(lambda: bell.quiet_for() > 0.5, 10, "a quiet spell")
+            client.echo_more(1, 0.0, time.monotonic())
+            step_until(lambda: client.holding, 10, "the echo after the quiet spell")
+            assert len(client.rtts) == 2
+        finally:
+            client.close()
+
+
+def test_secure_client_misuse_raises_clear_errors(key_file: Path) -> None:
+    with pytest.raises(ValueError, match="32-byte public key"):
+        ClientSecurity(server_key=b"too short")
+    with pytest.raises(ServerKeyRefused, match="no public key known"):
+        EchoClient(HOST, 20001, 20002, secure=ClientSecurity(trust_on_first_use=False))
+    with MediaDriver() as driver, Aeron(driver=driver, use_conductor_agent_invoker=True) as aeron:
+        client = EchoClient(HOST, 20001, 20002, aeron=aeron, secure=ClientSecurity(server_key=public_key(key_file)))
+        with pytest.raises(ValueError, match=r"ClientSecurity\(transport=driver.secure_transport\)"):
+            client.open()  # a shared client's driver is not known: say how to pass its transport
+        client.close()
+        plain_driver = ClientSecurity(server_key=public_key(key_file), transport=None)
+        with pytest.raises(AeronError, match="no secure transport"):
+            plain_driver.transport_of(driver)  # MediaDriver() without secure_transport=True
 
 
 @pytest.mark.parametrize("problem", ["mode", "content", "missing"])
