@@ -5,8 +5,10 @@ What Aeron's AeronStat, LossStat and ErrorStat tools show, as Python objects::
     with DriverStat("/dev/shm/aeron-me") as stat:
         stat.system_counters()["Bytes sent"]
         stat.loss_report(); stat.errors(); stat.heartbeat_age()
+        stat.backlog()   # per stream, like BacklogStat (aeron_py.stat.backlog)
 
-Command line (:mod:`aeron_py.stat.__main__`): ``python -m aeron_py.stat --dir DIR [--watch SECONDS] [--json]``.
+Command line (:mod:`aeron_py.stat.__main__`):
+``python -m aeron_py.stat --dir DIR [--watch SECONDS] [--json] [--backlog]``.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .. import _aeron
+from .backlog import StreamBacklog, backlog_from_rows
 
 #: Counter type id of the driver's system counters (bytes sent, NAKs, errors, ...).
 SYSTEM_COUNTER_TYPE_ID = 0
@@ -110,6 +113,11 @@ class DriverStat:
         """Distinct errors observed since ``since_ms`` epoch ms (``aeron_cnc_error_log_read``)."""
         return [ErrorEntry(*row) for row in self._cnc.error_log(since_ms)]
 
+    def backlog(self) -> list[StreamBacklog]:
+        """Per stream: publisher, sender, receiver and subscriber positions and what each has
+        still to do (:mod:`aeron_py.stat.backlog`, like Aeron's BacklogStat)."""
+        return backlog_from_rows(self._cnc.counters_reader().counters())
+
     def heartbeat_age(self) -> float:
         """Seconds since the driver last heartbeated (``aeron_cnc_to_driver_heartbeat``)."""
         return max(0.0, (_aeron.epoch_clock() - self._cnc.to_driver_heartbeat()) / 1000.0)
@@ -135,4 +143,5 @@ def snapshot(stat: DriverStat) -> dict[str, Any]:
         "counters": [asdict(c) for c in stat.counters()],
         "loss": [asdict(e) for e in stat.loss_report()],
         "errors": [asdict(e) for e in stat.errors()],
+        "backlog": [b.as_dict() for b in stat.backlog()],
     }

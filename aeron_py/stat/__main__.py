@@ -26,11 +26,30 @@ def _print_text(snap: dict[str, Any], out: TextIO) -> None:
         print(f"{e['observation_count']} x {e['message']}", file=out)
 
 
+def _print_backlog(snap: dict[str, Any], out: TextIO) -> None:
+    """BacklogStat's view: per stream, who has how many bytes still to move."""
+    print(f"== backlog ({len(snap['backlog'])} streams) ==", file=out)
+    for b in snap["backlog"]:
+        print(f"session {b['session_id']} stream {b['stream_id']} {b['channel']}", file=out)
+        if (p := b["publisher"]) is not None:
+            print(f"  publisher {p['registration_id']}: position {p['position']}, "
+                  f"{p['remaining_window']} bytes before back-pressure", file=out)
+        if (s := b["sender"]) is not None:
+            print(f"  sender {s['registration_id']}: {s['backlog']} bytes to send, "
+                  f"{s['window']} bytes of sender window", file=out)
+        if (r := b["receiver"]) is not None:
+            print(f"  receiver {r['registration_id']}: position {r['position']}, "
+                  f"high-water mark {r['high_water_mark']}", file=out)
+        for sub in b["subscribers"]:
+            print(f"  subscriber {sub['registration_id']}: {sub['backlog']} bytes to read "
+                  f"(position {sub['position']})", file=out)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m aeron_py.stat",
-        description="Print a running Aeron media driver's counters, loss report and error log "
-                    "(like Aeron's AeronStat, LossStat and ErrorStat).")
+        description="Print a running Aeron media driver's counters, loss report, error log and backlog "
+                    "per stream (like Aeron's AeronStat, LossStat, ErrorStat and BacklogStat).")
     parser.add_argument("--dir", default=os.environ.get("AERON_DIR") or _aeron.default_path(),
                         help="the driver's directory (default: $AERON_DIR or Aeron's default path)")
     parser.add_argument("--watch", type=float, metavar="SECONDS",
@@ -38,6 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--count", type=int, default=0, help="with --watch: stop after N prints (0 = forever)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per snapshot")
     parser.add_argument("--timeout", type=float, default=1.0, help="seconds to wait for the CnC file")
+    parser.add_argument("--backlog", action="store_true",
+                        help="print only the backlog per stream: publisher, sender, receiver and subscriber "
+                        "positions and the bytes each has still to move (like Aeron's BacklogStat)")
     args = parser.parse_args(argv)
     try:
         stat = DriverStat(args.dir, timeout=args.timeout)
@@ -50,7 +72,10 @@ def main(argv: list[str] | None = None) -> int:
             while True:
                 snap = snapshot(stat)
                 if args.json:
-                    print(json.dumps(snap), flush=True)
+                    print(json.dumps({"dir": snap["dir"], "backlog": snap["backlog"]} if args.backlog else snap),
+                          flush=True)
+                elif args.backlog:
+                    _print_backlog(snap, sys.stdout)
                 else:
                     _print_text(snap, sys.stdout)
                 printed += 1

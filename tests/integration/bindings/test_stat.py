@@ -100,3 +100,66 @@ def test_stat_cli_missing_dir_is_a_clear_error(tmp_path):
 def test_driver_stat_missing_dir(tmp_path):
     with pytest.raises(FileNotFoundError):
         DriverStat(tmp_path / "nope")
+
+
+def _stream(stat: DriverStat, stream_id: int) -> "aeron_py.stat.backlog.StreamBacklog":
+    [stream] = [b for b in stat.backlog() if b.key.stream_id == stream_id]
+    return stream
+
+
+def _unread(stat: DriverStat, stream_id: int) -> int:
+    """The one subscriber's backlog on ``stream_id`` (-1 while unknown)."""
+    backlogs = list(_stream(stat, stream_id).subscriber_backlogs().values())
+    return backlogs[0] if len(backlogs) == 1 and backlogs[0] is not None else -1
+
+
+def test_backlog_shows_where_each_streams_bytes_wait(driver, aeron, udp_port):
+    channel = f"aeron:udp?endpoint=127.0.0.1:{udp_port}"
+    sub = aeron.add_subscription(channel, 22)
+    pub = aeron.add_publication(channel, 22)
+    wait_until(lambda: pub.is_connected, 5, "connect")
+    for _ in range(10):
+        pub.offer_until(b"x" * 1000, timeout=5)
+    with driver.stat() as stat:
+        # one driver holds both sides: publisher, sender, receiver and the unread subscriber
+        wait_until(lambda: _unread(stat, 22) >= 10 * 1000, 5, "the receiver to have every byte the subscriber has not read")
+        stream = _stream(stat, 22)
+        assert stream.key.session_id == pub.session_id and stream.key.channel.startswith("aeron:udp")
+        assert stream.publisher is not None and stream.publisher.remaining_window > 0
+        assert stream.sender is not None and stream.receiver is not None
+        wait_until(lambda: _stream(stat, 22).sender_backlog == 0, 5, "the sender to have sent everything")
+        read: list[bytes] = []
+        wait_until(lambda: sub.poll(lambda d, h: read.append(d), 100) >= 0 and len(read) == 10, 5, "reading")
+        wait_until(lambda: _unread(stat, 22) == 0, 5, "a drained subscriber")
+
+
+def test_backlog_of_an_ipc_stream_counts_to_the_publisher(driver, aeron):
+    sub = aeron.add_subscription("aeron:ipc", 23)
+    pub = aeron.add_publication("aeron:ipc", 23)
+    wait_until(lambda: pub.is_connected, 5, "connect")
+    pub.offer_until(b"y" * 4000, timeout=5)
+    with driver.stat() as stat:
+        # the publisher's position counter is sampled by the driver's conductor: it follows shortly
+        wait_until(lambda: _unread(stat, 23) >= 4000, 5, "the sampled position")
+        stream = _stream(stat, 23)
+        assert stream.sender is None and stream.receiver is None
+        [registration] = stream.subscribers
+        wait_until(lambda: sub.poll(lambda d, h: None, 10) >= 1, 5, "reading")
+        assert _stream(stat, 23).subscriber_backlogs()[registration] == 0
+
+
+def test_stat_cli_prints_the_backlog(driver, aeron, tmp_path):
+    pub = aeron.add_publication("aeron:ipc", 24)
+    sub = aeron.add_subscription("aeron:ipc", 24)  # kept: the subscriber the backlog is about
+    wait_until(lambda: pub.is_connected, 5, "connect")
+    pub.offer_until(b"z" * 100, timeout=5)
+    with driver.stat() as stat:
+        wait_until(lambda: _unread(stat, 24) >= 100, 5, "the sampled position")
+    text = subprocess.run([sys.executable, "-m", "aeron_py.stat", "--dir", driver.dir, "--backlog"],
+                          capture_output=True, text=True, timeout=30, cwd=tmp_path)
+    assert text.returncode == 0, text.stderr
+    assert f"session {pub.session_id} stream 24 aeron:ipc" in text.stdout and "bytes to read" in text.stdout
+    as_json = subprocess.run([sys.executable, "-m", "aeron_py.stat", "--dir", driver.dir, "--backlog", "--json"],
+                             capture_output=True, text=True, timeout=30, cwd=tmp_path)
+    [stream] = [b for b in json.loads(as_json.stdout)["backlog"] if b["stream_id"] == 24]
+    assert stream["subscribers"][0]["backlog"] >= 100 and stream["publisher"]["remaining_window"] > 0
