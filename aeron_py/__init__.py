@@ -68,6 +68,7 @@ from .publication import (
     ExclusivePublication,
     Publication,
 )
+from .driver_dir import driver_active
 from .poll_set import PollSet
 from .stat import Counter, DriverStat, ErrorEntry, LossEntry
 from .subscription import Action, Header, HeaderView, Image, ImageSnapshotError, Subscription
@@ -90,5 +91,5 @@ __all__ = [
     "NoOpIdleStrategy", "NotConnectedError", "OfferError", "PendingAdd", "PollSet", "Publication", "PublicationClosedError",
     "PublicationError", "QuietIdle", "SleepingIdleStrategy", "Subscription", "ThreadingMode", "TrafficBell",
     "YieldingIdleStrategy",
-    "aeron_version",
+    "aeron_version", "driver_active",
 ]

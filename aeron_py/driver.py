@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from . import _aeron
 from .endpoint_filter import EndpointFilter, EndpointFilterConfig
 from .secure import SecureTransport
+from .driver_dir import check_driver_dir
 from .errors import AeronError
 from .traffic import QuietIdle, TrafficBell
 
@@ -135,6 +136,8 @@ class MediaDriver:
             settings.update({f"{agent}_idle_strategy": idle_strategy for agent in _IDLE_AGENTS})
         if self._owns_dir:
             settings.update(dir_delete_on_start=True, dir_delete_on_shutdown=True)
+        elif not options.get("dir_delete_on_start") and check_driver_dir(self._dir):
+            settings["dir_delete_on_start"] = True  # a dead driver's stale directory (logged)
         if endpoint_filter is not None and not isinstance(endpoint_filter, EndpointFilterConfig):
             raise TypeError(f"MediaDriver: endpoint_filter must be an EndpointFilterConfig or None, "
                             f"got {type(endpoint_filter).__name__}")
