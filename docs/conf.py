@@ -67,6 +67,10 @@ generated_clis = {
     "stat": ["-m", "aeron_py.stat", "--help"],
     "analytics": ["-m", "aeron_py.analytics", "--help"],
 }
+generated_markdown = {
+    # every public function of the pinned aeronc.h and aeronmd.h: wrapped where, or why not
+    "api_coverage": [str(Path(__file__).resolve().parents[1] / ".ci" / "api_coverage.py"), "--markdown", "-"],
+}
 generated_optional_clis = {
     "analytics_follow": ("aeron_py.analytics.stream",
                          ["-m", "aeron_py.analytics", "EVENTS_DIR", "--follow", "--help"]),

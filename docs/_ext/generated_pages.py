@@ -6,6 +6,8 @@
   one that fails or takes more than 60 s fails the build.
 * ``generated_optional_clis`` (``{name: (module, arguments)}``): the same when the build
   has ``module``; ``_generated/<name>.md`` is a text block of the output, or empty.
+* ``generated_markdown`` (``{name: arguments}``): a command that prints Markdown; its output
+  is ``_generated/<name>.md`` as is (the C API coverage table).
 * ``generated_optional_plots`` (``{file name: (title, text)}``): ``_generated/optional_plots.md``
   has one section per plot present in ``benchmarks/results/`` (read in place, never copied
   into git), for a page to ``include``.
@@ -59,9 +61,12 @@ def _generate(app: Any) -> None:
     commands = dict(config.generated_clis)
     optional = {name: args for name, (module, args) in config.generated_optional_clis.items()
                 if has_module(module)}
-    outputs = run_commands({**commands, **optional}, cwd=generated)
+    outputs = run_commands({**commands, **optional, **config.generated_markdown}, cwd=generated)
     for name, text in outputs.items():
-        _write(generated / f"{name}_help.txt", text)
+        if name in config.generated_markdown:
+            _write(generated / f"{name}.md", text)
+        else:
+            _write(generated / f"{name}_help.txt", text)
     for name in config.generated_optional_clis:
         _write(generated / f"{name}.md", f"```text\n{outputs[name]}```\n" if name in outputs else "")
 
@@ -76,5 +81,6 @@ def setup(app: Any) -> dict[str, Any]:
     app.add_config_value("generated_clis", {}, "env")
     app.add_config_value("generated_optional_clis", {}, "env")
     app.add_config_value("generated_optional_plots", {}, "env")
+    app.add_config_value("generated_markdown", {}, "env")
     app.connect("builder-inited", _generate)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
