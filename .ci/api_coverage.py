@@ -67,21 +67,21 @@ def calls(folder: Path) -> dict[str, str]:
     sources = sorted(p for p in folder.rglob("*") if p.suffix in (".c", ".h", ".cpp", ".hpp"))
     texts = {p: p.read_text() for p in sources}
     code = {p: _NOT_CODE.sub(" ", text) for p, text in texts.items()}  # names in messages are not uses
-    macros: dict[str, set[str]] = {}
+    macros: dict[str, set[tuple[str, str]]] = {}  # macro -> (prefix, suffix) pasted around its argument
     for text in texts.values():
         for match in _MACRO.finditer(text):  # the body is read with its strings: ## is outside them
-            prefixes = set(re.findall(r"(aeron_\w*?)##" + match.group(2) + r"\b", match.group(3)))
-            if prefixes:
-                macros[match.group(1)] = prefixes
+            pasted = set(re.findall(r"(aeron_\w*?)##" + match.group(2) + r"\b(?:##(\w+))?", match.group(3)))
+            if pasted:
+                macros[match.group(1)] = pasted
     found: dict[str, str] = {}
     for path, text in code.items():
         where = str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.relative_to(folder))
         for match in _USE.finditer(text):
             found.setdefault(match.group(1), where)
-        for macro, prefixes in macros.items():
+        for macro, pasted in macros.items():
             for arg in re.findall(r"\b" + macro + r"\((\w+)", code[path]):
-                for prefix in prefixes:
-                    found.setdefault(prefix + arg, f"{where}: {macro}({arg})")
+                for prefix, suffix in pasted:
+                    found.setdefault(prefix + arg + suffix, f"{where}: {macro}({arg})")
     return found
 
 

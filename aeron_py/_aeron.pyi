@@ -664,6 +664,30 @@ class DriverContext:
         """
         aeron_driver_context_get_client_liveness_timeout_ns
         """
+    def get_conductor_cpu_affinity(self) -> int:
+        """
+        aeron_driver_context_get_conductor_cpu_affinity
+        """
+    def get_conductor_idle_strategy(self) -> str:
+        """
+        aeron_driver_context_get_conductor_idle_strategy
+        """
+    def get_conductor_idle_strategy_init_args(self) -> str:
+        """
+        aeron_driver_context_get_conductor_idle_strategy_init_args
+        """
+    def get_connect_enabled(self) -> int:
+        """
+        aeron_driver_context_get_connect_enabled
+        """
+    def get_counters_buffer_length(self) -> int:
+        """
+        aeron_driver_context_get_counters_buffer_length
+        """
+    def get_counters_free_to_reuse_timeout_ns(self) -> int:
+        """
+        aeron_driver_context_get_counters_free_to_reuse_timeout_ns
+        """
     def get_dir(self) -> str:
         """
         aeron_driver_context_get_dir
@@ -672,13 +696,53 @@ class DriverContext:
         """
         aeron_driver_context_get_dir_delete_on_shutdown
         """
+    def get_dir_delete_on_start(self) -> bool:
+        """
+        aeron_driver_context_get_dir_delete_on_start
+        """
+    def get_dir_warn_if_exists(self) -> bool:
+        """
+        aeron_driver_context_get_dir_warn_if_exists
+        """
     def get_driver_timeout_ms(self) -> int:
         """
         aeron_driver_context_get_driver_timeout_ms
         """
+    def get_enable_experimental_features(self) -> int:
+        """
+        aeron_driver_context_get_enable_experimental_features
+        """
+    def get_error_buffer_length(self) -> int:
+        """
+        aeron_driver_context_get_error_buffer_length
+        """
+    def get_file_page_size(self) -> int:
+        """
+        aeron_driver_context_get_file_page_size
+        """
+    def get_flow_control_group_min_size(self) -> int:
+        """
+        aeron_driver_context_get_flow_control_group_min_size
+        """
+    def get_flow_control_group_tag(self) -> int:
+        """
+        aeron_driver_context_get_flow_control_group_tag
+        """
+    def get_flow_control_receiver_timeout_ns(self) -> int:
+        """
+        aeron_driver_context_get_flow_control_receiver_timeout_ns
+        """
     def get_image_liveness_timeout_ns(self) -> int:
         """
         aeron_driver_context_get_image_liveness_timeout_ns
+        """
+    def get_ipc_mtu_length(self) -> int:
+        """
+        aeron_driver_context_get_ipc_mtu_length
+        """
+    def get_ipc_publication_term_window_length(self) -> int:
+        """
+        aeron_driver_context_get_ipc_publication_term_window_length
         """
     def get_ipc_term_buffer_length(self) -> int:
         """
@@ -688,9 +752,73 @@ class DriverContext:
         """
         aeron_py_driver_context_keepalive_interval: 0 when keepalives are not thinned.
         """
+    def get_loss_report_buffer_length(self) -> int:
+        """
+        aeron_driver_context_get_loss_report_buffer_length
+        """
+    def get_low_file_store_warning_threshold(self) -> int:
+        """
+        aeron_driver_context_get_low_file_store_warning_threshold
+        """
+    def get_max_resend(self) -> int:
+        """
+        aeron_driver_context_get_max_resend
+        """
     def get_mtu_length(self) -> int:
         """
         aeron_driver_context_get_mtu_length
+        """
+    def get_nak_multicast_group_size(self) -> int:
+        """
+        aeron_driver_context_get_nak_multicast_group_size
+        """
+    def get_nak_multicast_max_backoff_ns(self) -> int:
+        """
+        aeron_driver_context_get_nak_multicast_max_backoff_ns
+        """
+    def get_nak_unicast_delay_ns(self) -> int:
+        """
+        aeron_driver_context_get_nak_unicast_delay_ns
+        """
+    def get_nak_unicast_retry_delay_ratio(self) -> int:
+        """
+        aeron_driver_context_get_nak_unicast_retry_delay_ratio
+        """
+    def get_name_resolver_init_args(self) -> str:
+        """
+        aeron_driver_context_get_name_resolver_init_args
+        """
+    def get_name_resolver_threshold_ns(self) -> int:
+        """
+        aeron_driver_context_get_name_resolver_threshold_ns
+        """
+    def get_native_resource_agent_cpu_affinity(self) -> int:
+        """
+        aeron_driver_context_get_native_resource_agent_cpu_affinity
+        """
+    def get_native_resource_agent_idle_strategy(self) -> str:
+        """
+        aeron_driver_context_get_native_resource_agent_idle_strategy
+        """
+    def get_native_resource_agent_idle_strategy_init_args(self) -> str:
+        """
+        aeron_driver_context_get_native_resource_agent_idle_strategy_init_args
+        """
+    def get_network_publication_max_messages_per_send(self) -> int:
+        """
+        aeron_driver_context_get_network_publication_max_messages_per_send
+        """
+    def get_perform_storage_checks(self) -> bool:
+        """
+        aeron_driver_context_get_perform_storage_checks
+        """
+    def get_print_configuration(self) -> bool:
+        """
+        aeron_driver_context_get_print_configuration
+        """
+    def get_publication_connection_timeout_ns(self) -> int:
+        """
+        aeron_driver_context_get_publication_connection_timeout_ns
         """
     def get_publication_linger_timeout_ns(self) -> int:
         """
@@ -704,9 +832,169 @@ class DriverContext:
         """
         aeron_driver_context_get_publication_reserved_session_id_low
         """
+    def get_publication_term_window_length(self) -> int:
+        """
+        aeron_driver_context_get_publication_term_window_length
+        """
+    def get_publication_unblock_timeout_ns(self) -> int:
+        """
+        aeron_driver_context_get_publication_unblock_timeout_ns
+        """
+    def get_rcv_initial_window_length(self) -> int:
+        """
+        aeron_driver_context_get_rcv_initial_window_length
+        """
     def get_rcv_status_message_timeout_ns(self) -> int:
         """
         aeron_driver_context_get_rcv_status_message_timeout_ns
+        """
+    def get_re_resolution_check_interval_ns(self) -> int:
+        """
+        aeron_driver_context_get_re_resolution_check_interval_ns
+        """
+    def get_receiver_cpu_affinity(self) -> int:
+        """
+        aeron_driver_context_get_receiver_cpu_affinity
+        """
+    def get_receiver_group_consideration(self) -> str:
+        """
+        aeron_driver_context_get_receiver_group_consideration: 'false', 'true' or 'infer'
+        """
+    def get_receiver_group_tag_is_present(self) -> bool:
+        """
+        aeron_driver_context_get_receiver_group_tag_is_present
+        """
+    def get_receiver_group_tag_value(self) -> int:
+        """
+        aeron_driver_context_get_receiver_group_tag_value
+        """
+    def get_receiver_idle_strategy(self) -> str:
+        """
+        aeron_driver_context_get_receiver_idle_strategy
+        """
+    def get_receiver_idle_strategy_init_args(self) -> str:
+        """
+        aeron_driver_context_get_receiver_idle_strategy_init_args
+        """
+    def get_receiver_io_vector_capacity(self) -> int:
+        """
+        aeron_driver_context_get_receiver_io_vector_capacity
+        """
+    def get_receiver_poll_to_slow_work_ratio(self) -> int:
+        """
+        aeron_driver_context_get_receiver_poll_to_slow_work_ratio
+        """
+    def get_receiver_wildcard_port_range(self) -> tuple[int, int]:
+        """
+        aeron_driver_context_get_receiver_wildcard_port_range: (low, high)
+        """
+    def get_rejoin_stream(self) -> bool:
+        """
+        aeron_driver_context_get_rejoin_stream
+        """
+    def get_reliable_stream(self) -> bool:
+        """
+        aeron_driver_context_get_reliable_stream
+        """
+    def get_resolver_bootstrap_neighbor(self) -> str:
+        """
+        aeron_driver_context_get_resolver_bootstrap_neighbor
+        """
+    def get_resolver_bootstrap_resolution_interval_ns(self) -> int:
+        """
+        aeron_driver_context_get_resolver_bootstrap_resolution_interval_ns
+        """
+    def get_resolver_interface(self) -> str:
+        """
+        aeron_driver_context_get_resolver_interface
+        """
+    def get_resolver_name(self) -> str:
+        """
+        aeron_driver_context_get_resolver_name
+        """
+    def get_resolver_neighbor_resolution_interval_ns(self) -> int:
+        """
+        aeron_driver_context_get_resolver_neighbor_resolution_interval_ns
+        """
+    def get_resolver_neighbor_timeout_ns(self) -> int:
+        """
+        aeron_driver_context_get_resolver_neighbor_timeout_ns
+        """
+    def get_resource_free_limit(self) -> int:
+        """
+        aeron_driver_context_get_resource_free_limit
+        """
+    def get_retransmit_unicast_delay_ns(self) -> int:
+        """
+        aeron_driver_context_get_retransmit_unicast_delay_ns
+        """
+    def get_retransmit_unicast_linger_ns(self) -> int:
+        """
+        aeron_driver_context_get_retransmit_unicast_linger_ns
+        """
+    def get_self_resolution_interval_ns(self) -> int:
+        """
+        aeron_driver_context_get_self_resolution_interval_ns
+        """
+    def get_send_to_status_poll_ratio(self) -> int:
+        """
+        aeron_driver_context_get_send_to_status_poll_ratio
+        """
+    def get_sender_cpu_affinity(self) -> int:
+        """
+        aeron_driver_context_get_sender_cpu_affinity
+        """
+    def get_sender_idle_strategy(self) -> str:
+        """
+        aeron_driver_context_get_sender_idle_strategy
+        """
+    def get_sender_idle_strategy_init_args(self) -> str:
+        """
+        aeron_driver_context_get_sender_idle_strategy_init_args
+        """
+    def get_sender_io_vector_capacity(self) -> int:
+        """
+        aeron_driver_context_get_sender_io_vector_capacity
+        """
+    def get_sender_wildcard_port_range(self) -> tuple[int, int]:
+        """
+        aeron_driver_context_get_sender_wildcard_port_range: (low, high)
+        """
+    def get_shared_idle_strategy(self) -> str:
+        """
+        aeron_driver_context_get_shared_idle_strategy
+        """
+    def get_shared_idle_strategy_init_args(self) -> str:
+        """
+        aeron_driver_context_get_shared_idle_strategy_init_args
+        """
+    def get_sharednetwork_idle_strategy(self) -> str:
+        """
+        aeron_driver_context_get_sharednetwork_idle_strategy
+        """
+    def get_sharednetwork_idle_strategy_init_args(self) -> str:
+        """
+        aeron_driver_context_get_sharednetwork_idle_strategy_init_args
+        """
+    def get_socket_multicast_ttl(self) -> int:
+        """
+        aeron_driver_context_get_socket_multicast_ttl
+        """
+    def get_socket_so_rcvbuf(self) -> int:
+        """
+        aeron_driver_context_get_socket_so_rcvbuf
+        """
+    def get_socket_so_sndbuf(self) -> int:
+        """
+        aeron_driver_context_get_socket_so_sndbuf
+        """
+    def get_socket_tos(self) -> int:
+        """
+        aeron_driver_context_get_socket_tos
+        """
+    def get_spies_simulate_connection(self) -> bool:
+        """
+        aeron_driver_context_get_spies_simulate_connection
         """
     def get_stream_session_limit(self) -> int:
         """
@@ -716,11 +1004,67 @@ class DriverContext:
         """
         aeron_driver_context_get_term_buffer_length
         """
+    def get_term_buffer_sparse_file(self) -> bool:
+        """
+        aeron_driver_context_get_term_buffer_sparse_file
+        """
+    def get_tether_subscriptions(self) -> bool:
+        """
+        aeron_driver_context_get_tether_subscriptions
+        """
+    def get_thread_affinity_fail_on_validation_errors(self) -> bool:
+        """
+        aeron_driver_context_get_thread_affinity_fail_on_validation_errors
+        """
+    def get_thread_affinity_use_cpuset_offsets(self) -> bool:
+        """
+        aeron_driver_context_get_thread_affinity_use_cpuset_offsets
+        """
+    def get_thread_naming(self) -> str:
+        """
+        aeron_driver_context_get_thread_naming: 'classic' or 'new'
+        """
     def get_threading_mode(self) -> int:
         ...
+    def get_timer_interval_ns(self) -> int:
+        """
+        aeron_driver_context_get_timer_interval_ns
+        """
+    def get_to_clients_buffer_length(self) -> int:
+        """
+        aeron_driver_context_get_to_clients_buffer_length
+        """
+    def get_to_conductor_buffer_length(self) -> int:
+        """
+        aeron_driver_context_get_to_conductor_buffer_length
+        """
+    def get_udp_channel_transport_poller_iteration_threshold(self) -> int:
+        """
+        aeron_driver_context_get_udp_channel_transport_poller_iteration_threshold
+        """
+    def get_udp_channel_transport_poller_socket_poll_limit(self) -> int:
+        """
+        aeron_driver_context_get_udp_channel_transport_poller_socket_poll_limit
+        """
+    def get_untethered_linger_timeout_ns(self) -> int:
+        """
+        aeron_driver_context_get_untethered_linger_timeout_ns
+        """
+    def get_untethered_resting_timeout_ns(self) -> int:
+        """
+        aeron_driver_context_get_untethered_resting_timeout_ns
+        """
+    def get_untethered_window_limit_timeout_ns(self) -> int:
+        """
+        aeron_driver_context_get_untethered_window_limit_timeout_ns
+        """
     def set_client_liveness_timeout_ns(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
         aeron_driver_context_set_client_liveness_timeout_ns
+        """
+    def set_conductor_cpu_affinity(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_conductor_cpu_affinity
         """
     def set_conductor_idle_strategy(self, value: str) -> None:
         """
@@ -734,9 +1078,17 @@ class DriverContext:
         """
         aeron_py_driver_context_set_conductor_queue_capacity (driver_queues.h): the conductor's command ring, larger than Aeron's fixed 128 KiB so that a SHARED driver with thousands of channels cannot fill it and spin forever.
         """
+    def set_connect_enabled(self, value: bool) -> None:
+        """
+        aeron_driver_context_set_connect_enabled
+        """
     def set_counters_buffer_length(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
         aeron_driver_context_set_counters_buffer_length
+        """
+    def set_counters_free_to_reuse_timeout_ns(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_counters_free_to_reuse_timeout_ns
         """
     def set_dir(self, value: str) -> None:
         """
@@ -750,13 +1102,37 @@ class DriverContext:
         """
         aeron_driver_context_set_dir_delete_on_start
         """
+    def set_dir_warn_if_exists(self, value: bool) -> None:
+        """
+        aeron_driver_context_set_dir_warn_if_exists
+        """
     def set_driver_timeout_ms(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
         aeron_driver_context_set_driver_timeout_ms
         """
+    def set_enable_experimental_features(self, value: bool) -> None:
+        """
+        aeron_driver_context_set_enable_experimental_features
+        """
     def set_error_buffer_length(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
         aeron_driver_context_set_error_buffer_length
+        """
+    def set_file_page_size(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_file_page_size
+        """
+    def set_flow_control_group_min_size(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_flow_control_group_min_size
+        """
+    def set_flow_control_group_tag(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_flow_control_group_tag
+        """
+    def set_flow_control_receiver_timeout_ns(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_flow_control_receiver_timeout_ns
         """
     def set_image_liveness_timeout_ns(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
@@ -765,6 +1141,10 @@ class DriverContext:
     def set_ipc_mtu_length(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
         aeron_driver_context_set_ipc_mtu_length
+        """
+    def set_ipc_publication_term_window_length(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_ipc_publication_term_window_length
         """
     def set_ipc_term_buffer_length(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
@@ -786,9 +1166,53 @@ class DriverContext:
         """
         aeron_driver_context_set_low_file_store_warning_threshold
         """
+    def set_max_resend(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_max_resend
+        """
     def set_mtu_length(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
         aeron_driver_context_set_mtu_length
+        """
+    def set_nak_multicast_group_size(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_nak_multicast_group_size
+        """
+    def set_nak_multicast_max_backoff_ns(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_nak_multicast_max_backoff_ns
+        """
+    def set_nak_unicast_delay_ns(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_nak_unicast_delay_ns
+        """
+    def set_nak_unicast_retry_delay_ratio(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_nak_unicast_retry_delay_ratio
+        """
+    def set_name_resolver_init_args(self, value: str) -> None:
+        """
+        aeron_driver_context_set_name_resolver_init_args
+        """
+    def set_name_resolver_threshold_ns(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_name_resolver_threshold_ns
+        """
+    def set_native_resource_agent_cpu_affinity(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_native_resource_agent_cpu_affinity
+        """
+    def set_native_resource_agent_idle_strategy(self, value: str) -> None:
+        """
+        aeron_driver_context_set_native_resource_agent_idle_strategy
+        """
+    def set_native_resource_agent_idle_strategy_init_args(self, value: str) -> None:
+        """
+        aeron_driver_context_set_native_resource_agent_idle_strategy_init_args
+        """
+    def set_network_publication_max_messages_per_send(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_network_publication_max_messages_per_send
         """
     def set_perform_storage_checks(self, value: bool) -> None:
         """
@@ -814,6 +1238,10 @@ class DriverContext:
         """
         aeron_driver_context_set_publication_reserved_session_id_low
         """
+    def set_publication_term_window_length(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_publication_term_window_length
+        """
     def set_publication_unblock_timeout_ns(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
         aeron_driver_context_set_publication_unblock_timeout_ns
@@ -826,6 +1254,22 @@ class DriverContext:
         """
         aeron_driver_context_set_rcv_status_message_timeout_ns
         """
+    def set_re_resolution_check_interval_ns(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_re_resolution_check_interval_ns
+        """
+    def set_receiver_cpu_affinity(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_receiver_cpu_affinity
+        """
+    def set_receiver_group_consideration(self, value: str) -> None:
+        """
+        aeron_driver_context_set_receiver_group_consideration: 'false', 'true' or 'infer'
+        """
+    def set_receiver_group_tag(self, value: typing.SupportsInt | typing.SupportsIndex | None) -> None:
+        """
+        aeron_driver_context_set_receiver_group_tag: the tag, or None for none
+        """
     def set_receiver_idle_strategy(self, value: str) -> None:
         """
         aeron_driver_context_set_receiver_idle_strategy
@@ -833,6 +1277,18 @@ class DriverContext:
     def set_receiver_idle_strategy_init_args(self, value: str) -> None:
         """
         aeron_driver_context_set_receiver_idle_strategy_init_args
+        """
+    def set_receiver_io_vector_capacity(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_receiver_io_vector_capacity
+        """
+    def set_receiver_poll_to_slow_work_ratio(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_receiver_poll_to_slow_work_ratio
+        """
+    def set_receiver_wildcard_port_range(self, value: tuple[typing.SupportsInt | typing.SupportsIndex, typing.SupportsInt | typing.SupportsIndex]) -> None:
+        """
+        aeron_driver_context_set_receiver_wildcard_port_range (low, high)
         """
     def set_rejoin_stream(self, value: bool) -> None:
         """
@@ -842,9 +1298,53 @@ class DriverContext:
         """
         aeron_driver_context_set_reliable_stream
         """
+    def set_resolver_bootstrap_neighbor(self, value: str) -> None:
+        """
+        aeron_driver_context_set_resolver_bootstrap_neighbor
+        """
+    def set_resolver_bootstrap_neighbor_resolution_interval_ns(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_resolver_bootstrap_neighbor_resolution_interval_ns
+        """
+    def set_resolver_interface(self, value: str) -> None:
+        """
+        aeron_driver_context_set_resolver_interface
+        """
+    def set_resolver_name(self, value: str) -> None:
+        """
+        aeron_driver_context_set_resolver_name
+        """
+    def set_resolver_neighbor_resolution_interval_ns(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_resolver_neighbor_resolution_interval_ns
+        """
+    def set_resolver_neighbor_timeout_ns(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_resolver_neighbor_timeout_ns
+        """
     def set_resource_free_limit(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
         aeron_driver_context_set_resource_free_limit
+        """
+    def set_retransmit_unicast_delay_ns(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_retransmit_unicast_delay_ns
+        """
+    def set_retransmit_unicast_linger_ns(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_retransmit_unicast_linger_ns
+        """
+    def set_self_resolution_interval_ns(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_self_resolution_interval_ns
+        """
+    def set_send_to_status_poll_ratio(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_send_to_status_poll_ratio
+        """
+    def set_sender_cpu_affinity(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_sender_cpu_affinity
         """
     def set_sender_idle_strategy(self, value: str) -> None:
         """
@@ -853,6 +1353,14 @@ class DriverContext:
     def set_sender_idle_strategy_init_args(self, value: str) -> None:
         """
         aeron_driver_context_set_sender_idle_strategy_init_args
+        """
+    def set_sender_io_vector_capacity(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_sender_io_vector_capacity
+        """
+    def set_sender_wildcard_port_range(self, value: tuple[typing.SupportsInt | typing.SupportsIndex, typing.SupportsInt | typing.SupportsIndex]) -> None:
+        """
+        aeron_driver_context_set_sender_wildcard_port_range (low, high)
         """
     def set_shared_idle_strategy(self, value: str) -> None:
         """
@@ -870,6 +1378,10 @@ class DriverContext:
         """
         aeron_driver_context_set_sharednetwork_idle_strategy_init_args
         """
+    def set_socket_multicast_ttl(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_socket_multicast_ttl
+        """
     def set_socket_so_rcvbuf(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
         aeron_driver_context_set_socket_so_rcvbuf
@@ -877,6 +1389,10 @@ class DriverContext:
     def set_socket_so_sndbuf(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
         aeron_driver_context_set_socket_so_sndbuf
+        """
+    def set_socket_tos(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_socket_tos
         """
     def set_spies_simulate_connection(self, value: bool) -> None:
         """
@@ -898,6 +1414,18 @@ class DriverContext:
         """
         aeron_driver_context_set_tether_subscriptions
         """
+    def set_thread_affinity_fail_on_validation_errors(self, value: bool) -> None:
+        """
+        aeron_driver_context_set_thread_affinity_fail_on_validation_errors
+        """
+    def set_thread_affinity_use_cpuset_offsets(self, value: bool) -> None:
+        """
+        aeron_driver_context_set_thread_affinity_use_cpuset_offsets
+        """
+    def set_thread_naming(self, value: str) -> None:
+        """
+        aeron_driver_context_set_thread_naming: 'classic' or 'new'
+        """
     def set_threading_mode(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
         aeron_driver_context_set_threading_mode
@@ -905,6 +1433,34 @@ class DriverContext:
     def set_timer_interval_ns(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
         aeron_driver_context_set_timer_interval_ns
+        """
+    def set_to_clients_buffer_length(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_to_clients_buffer_length
+        """
+    def set_to_conductor_buffer_length(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_to_conductor_buffer_length
+        """
+    def set_udp_channel_transport_poller_iteration_threshold(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_udp_channel_transport_poller_iteration_threshold
+        """
+    def set_udp_channel_transport_poller_socket_poll_limit(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_udp_channel_transport_poller_socket_poll_limit
+        """
+    def set_untethered_linger_timeout_ns(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_untethered_linger_timeout_ns
+        """
+    def set_untethered_resting_timeout_ns(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_untethered_resting_timeout_ns
+        """
+    def set_untethered_window_limit_timeout_ns(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        aeron_driver_context_set_untethered_window_limit_timeout_ns
         """
 class Driver:
     """

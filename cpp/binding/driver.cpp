@@ -3,6 +3,7 @@
 #include <cerrno>
 
 #include "common.hpp"
+#include "driver_context.hpp"
 #include "endpoint_filter_binding.hpp"
 #include "secure_transport_binding.hpp"
 
@@ -15,28 +16,6 @@ extern "C" {
 namespace aeron_py {
 
 namespace {
-
-struct DriverContext {
-    aeron_driver_context_t *context = nullptr;
-    bool in_use = false;  // owned by a started driver from then on
-    bool closed = false;  // its driver closed it: `context` is gone
-
-    DriverContext() {
-        if (aeron_driver_context_init(&context) < 0) throw_aeron_error("aeron_driver_context_init");
-    }
-    ~DriverContext() {
-        if (!in_use && context != nullptr) aeron_driver_context_close(context);
-    }
-    aeron_driver_context_t *check() const {
-        if (in_use) throw AeronCallError("this driver context belongs to a driver already", EINVAL);
-        return context;
-    }
-    // For getters: the context may be read while its driver runs, never after it closed.
-    aeron_driver_context_t *readable() const {
-        if (closed) throw AeronCallError("this driver context was closed with its driver", EPIPE);
-        return context;
-    }
-};
 
 class Driver {
 public:
@@ -155,87 +134,8 @@ private:
 
 }  // namespace
 
-#define AERON_PY_SETTER(name, type)                                                              \
-    cls.def(                                                                                      \
-        "set_" #name,                                                                             \
-        [](DriverContext &c, type value) {                                                        \
-            if (aeron_driver_context_set_##name(c.check(), value) < 0)                            \
-                throw_aeron_error("aeron_driver_context_set_" #name);                             \
-        },                                                                                        \
-        py::arg("value"), "aeron_driver_context_set_" #name)
-#define AERON_PY_STRING_SETTER(name)                                                              \
-    cls.def(                                                                                      \
-        "set_" #name,                                                                             \
-        [](DriverContext &c, const std::string &value) {                                          \
-            if (aeron_driver_context_set_##name(c.check(), value.c_str()) < 0)                    \
-                throw_aeron_error("aeron_driver_context_set_" #name);                             \
-        },                                                                                        \
-        py::arg("value"), "aeron_driver_context_set_" #name)
-#define AERON_PY_GETTER(name) \
-    cls.def("get_" #name, [](DriverContext &c) { return aeron_driver_context_get_##name(c.readable()); }, \
-            "aeron_driver_context_get_" #name)
-
 namespace {
 
-using DriverContextClass = py::class_<DriverContext>;
-
-// Aeron's own settings: aeron_driver_context_set_* (and get_dir, get_threading_mode).
-void def_context_setters(DriverContextClass &cls) {
-    AERON_PY_STRING_SETTER(dir);
-    cls.def("get_dir", [](DriverContext &c) { return std::string(aeron_driver_context_get_dir(c.readable())); },
-            "aeron_driver_context_get_dir");
-    cls.def(
-        "set_threading_mode",
-        [](DriverContext &c, int mode) {
-            if (aeron_driver_context_set_threading_mode(c.check(), static_cast<aeron_threading_mode_t>(mode)) < 0)
-                throw_aeron_error("aeron_driver_context_set_threading_mode");
-        },
-        py::arg("value"), "aeron_driver_context_set_threading_mode");
-    cls.def("get_threading_mode",
-            [](DriverContext &c) { return static_cast<int>(aeron_driver_context_get_threading_mode(c.readable())); });
-    AERON_PY_SETTER(dir_delete_on_start, bool);
-    AERON_PY_SETTER(dir_delete_on_shutdown, bool);
-    AERON_PY_SETTER(term_buffer_length, size_t);
-    AERON_PY_SETTER(ipc_term_buffer_length, size_t);
-    AERON_PY_SETTER(term_buffer_sparse_file, bool);
-    AERON_PY_SETTER(perform_storage_checks, bool);
-    AERON_PY_SETTER(spies_simulate_connection, bool);
-    AERON_PY_SETTER(mtu_length, size_t);
-    AERON_PY_SETTER(ipc_mtu_length, size_t);
-    AERON_PY_SETTER(publication_linger_timeout_ns, uint64_t);
-    AERON_PY_SETTER(image_liveness_timeout_ns, uint64_t);
-    AERON_PY_SETTER(rcv_status_message_timeout_ns, uint64_t);
-    AERON_PY_SETTER(client_liveness_timeout_ns, uint64_t);
-    AERON_PY_SETTER(publication_connection_timeout_ns, uint64_t);
-    AERON_PY_SETTER(publication_unblock_timeout_ns, uint64_t);
-    AERON_PY_SETTER(timer_interval_ns, uint64_t);
-    AERON_PY_SETTER(driver_timeout_ms, uint64_t);
-    AERON_PY_SETTER(counters_buffer_length, size_t);
-    AERON_PY_SETTER(error_buffer_length, size_t);
-    AERON_PY_SETTER(loss_report_buffer_length, size_t);
-    AERON_PY_SETTER(socket_so_rcvbuf, size_t);
-    AERON_PY_SETTER(socket_so_sndbuf, size_t);
-    AERON_PY_SETTER(rcv_initial_window_length, size_t);
-    AERON_PY_SETTER(publication_reserved_session_id_low, int32_t);
-    AERON_PY_SETTER(publication_reserved_session_id_high, int32_t);
-    AERON_PY_SETTER(stream_session_limit, int32_t);
-    AERON_PY_SETTER(resource_free_limit, uint32_t);
-    AERON_PY_SETTER(print_configuration, bool);
-    AERON_PY_SETTER(reliable_stream, bool);
-    AERON_PY_SETTER(tether_subscriptions, bool);
-    AERON_PY_SETTER(rejoin_stream, bool);
-    AERON_PY_SETTER(low_file_store_warning_threshold, uint64_t);
-    AERON_PY_STRING_SETTER(conductor_idle_strategy);
-    AERON_PY_STRING_SETTER(sender_idle_strategy);
-    AERON_PY_STRING_SETTER(receiver_idle_strategy);
-    AERON_PY_STRING_SETTER(sharednetwork_idle_strategy);
-    AERON_PY_STRING_SETTER(shared_idle_strategy);
-    AERON_PY_STRING_SETTER(conductor_idle_strategy_init_args);
-    AERON_PY_STRING_SETTER(sender_idle_strategy_init_args);
-    AERON_PY_STRING_SETTER(receiver_idle_strategy_init_args);
-    AERON_PY_STRING_SETTER(sharednetwork_idle_strategy_init_args);
-    AERON_PY_STRING_SETTER(shared_idle_strategy_init_args);
-}
 
 // The plug-ins' settings (cpp/plugins/): driver_queues.h, keepalive_thinning.h.
 void def_context_plugin_settings(DriverContextClass &cls) {
@@ -282,21 +182,6 @@ void def_context_plugin_settings(DriverContextClass &cls) {
 }
 
 // aeron_driver_context_get_*: readable while the driver runs, never after it closed.
-void def_context_getters(DriverContextClass &cls) {
-    AERON_PY_GETTER(term_buffer_length);
-    AERON_PY_GETTER(ipc_term_buffer_length);
-    AERON_PY_GETTER(mtu_length);
-    AERON_PY_GETTER(publication_linger_timeout_ns);
-    AERON_PY_GETTER(image_liveness_timeout_ns);
-    AERON_PY_GETTER(rcv_status_message_timeout_ns);
-    AERON_PY_GETTER(client_liveness_timeout_ns);
-    AERON_PY_GETTER(driver_timeout_ms);
-    AERON_PY_GETTER(publication_reserved_session_id_low);
-    AERON_PY_GETTER(publication_reserved_session_id_high);
-    AERON_PY_GETTER(stream_session_limit);
-    AERON_PY_GETTER(dir_delete_on_shutdown);
-}
-
 void def_driver(py::module_ &m) {
     py::class_<Driver>(m, "Driver", "aeron_driver_t (aeron_driver_init + aeron_driver_start).")
         .def(py::init<DriverContext &, bool, py::handle, int64_t, int64_t, int64_t, int64_t, py::handle>(),
@@ -323,9 +208,8 @@ void init_driver(py::module_ &m) {
     init_secure_transport(m);
     DriverContextClass cls(m, "DriverContext", "aeron_driver_context_t (aeron_driver_context_init).");
     cls.def(py::init<>());
-    def_context_setters(cls);
+    def_context_settings(cls);
     def_context_plugin_settings(cls);
-    def_context_getters(cls);
     def_driver(m);
     m.attr("THREADING_MODE_DEDICATED") = static_cast<int>(AERON_THREADING_MODE_DEDICATED);
     m.attr("THREADING_MODE_SHARED_NETWORK") = static_cast<int>(AERON_THREADING_MODE_SHARED_NETWORK);
