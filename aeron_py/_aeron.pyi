@@ -547,6 +547,10 @@ class Client:
         """
         aeron_next_correlation_id
         """
+    def settings(self) -> dict[typing.Any, typing.Any]:
+        """
+        The client context's settings: dir, client_name, driver_timeout_ms, keepalive_interval_ns, resource_linger_duration_ns, idle_sleep_duration_ns, pre_touch_mapped_memory, use_conductor_agent_invoker (aeron_context_get_*).
+        """
     @property
     def client_id(self) -> int:
         """

@@ -142,6 +142,19 @@ class Aeron:
         return self._client.client_id
 
     @property
+    def client_name(self) -> str | None:
+        """The name the driver knows this client by (``client_name=``; ``aeron_context_get_client_name``)."""
+        name: str | None = self._client.settings()["client_name"]
+        return name
+
+    def settings(self) -> dict[str, Any]:
+        """The client's settings as it runs with them (``aeron_context_get_*``): ``dir``,
+        ``client_name``, ``driver_timeout_ms``, ``keepalive_interval_ns``,
+        ``resource_linger_duration_ns``, ``idle_sleep_duration_ns``,
+        ``pre_touch_mapped_memory``, ``use_conductor_agent_invoker``. AeronError once closed."""
+        return dict(self._client.settings())
+
+    @property
     def is_closed(self) -> bool:
         """True once closed by :meth:`close`, or by the client itself (e.g. driver timeout)."""
         return self._client.is_closed

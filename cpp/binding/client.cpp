@@ -195,6 +195,23 @@ public:
         return aeron_context_get_driver_timeout_ms(state_->context);
     }
 
+    // The context's settings as the client runs with them (aeron_context_get_*).
+    py::dict settings() {
+        state_->check_open();
+        aeron_context_t *ctx = state_->context;
+        const char *name = aeron_context_get_client_name(ctx);
+        py::dict out;
+        out["dir"] = std::string(aeron_context_get_dir(ctx));
+        out["client_name"] = name == nullptr ? py::object(py::none()) : py::object(py::str(name));
+        out["driver_timeout_ms"] = aeron_context_get_driver_timeout_ms(ctx);
+        out["keepalive_interval_ns"] = aeron_context_get_keepalive_interval_ns(ctx);
+        out["resource_linger_duration_ns"] = aeron_context_get_resource_linger_duration_ns(ctx);
+        out["idle_sleep_duration_ns"] = aeron_context_get_idle_sleep_duration_ns(ctx);
+        out["pre_touch_mapped_memory"] = aeron_context_get_pre_touch_mapped_memory(ctx);
+        out["use_conductor_agent_invoker"] = aeron_context_get_use_conductor_agent_invoker(ctx);
+        return out;
+    }
+
     py::object counters_reader(py::object self) {
         state_->check_open();
         auto state = state_;
@@ -244,6 +261,10 @@ void init_client(py::module_ &m) {
         .def("next_correlation_id", &Client::next_correlation_id, "aeron_next_correlation_id")
         .def_property_readonly("dir", &Client::dir, "aeron_context_get_dir")
         .def_property_readonly("driver_timeout_ms", &Client::driver_timeout_ms, "aeron_context_get_driver_timeout_ms")
+        .def("settings", &Client::settings,
+             "The client context's settings: dir, client_name, driver_timeout_ms, keepalive_interval_ns, "
+             "resource_linger_duration_ns, idle_sleep_duration_ns, pre_touch_mapped_memory, "
+             "use_conductor_agent_invoker (aeron_context_get_*).")
         .def("counters_reader", [](py::object self) { return self.cast<Client &>().counters_reader(self); },
              "aeron_counters_reader");
 
