@@ -158,6 +158,11 @@ class Image:
         False for a callback snapshot or a released image.
         """
     @property
+    def is_publication_revoked(self) -> bool:
+        """
+        aeron_image_is_publication_revoked: its publication was revoked, not closed (a callback snapshot: as it was when the callback was called, e.g. in on_unavailable_image)
+        """
+    @property
     def join_position(self) -> int:
         ...
     @property
@@ -357,6 +362,14 @@ class Publication:
     def offer_batch(self, buffers: collections.abc.Sequence[typing_extensions.Buffer], /) -> int:
         """
         aeron_publication_offer for each buffer in order until one is not accepted. Returns how many were offered (a retryable result stopped the rest); raises the terminal OfferError subclasses, TypeError naming the index of an item that is not bytes-like.
+        """
+    def revoke(self) -> None:
+        """
+        aeron_exclusive_publication_revoke: close now, and end the stream for every subscriber at once (their images go, is_publication_revoked True) instead of letting them drain it; exclusive publications only (TypeError otherwise), AeronError once closed.
+        """
+    def revoke_on_close(self) -> None:
+        """
+        aeron_exclusive_publication_revoke_on_close: the next close() revokes (as revoke()), e.g. when the publication is closed by a with block or its client; exclusive publications only.
         """
     def try_claim(self, length: int, /) -> BufferClaim:
         """

@@ -49,6 +49,7 @@ struct ImageConstants {
     size_t mtu_length = 0;
     int32_t session_id = 0;
     int32_t initial_term_id = 0;
+    bool publication_revoked = false;  // read when the snapshot is taken (an unavailable image's reason)
 };
 
 // One thing the client conductor thread reported: an error, or an image that became

@@ -28,6 +28,7 @@ bool read_image_constants(aeron_image_t *image, ImageConstants &out) noexcept {
     out.mtu_length = constants.mtu_length;
     out.session_id = constants.session_id;
     out.initial_term_id = constants.initial_term_id;
+    out.publication_revoked = aeron_image_is_publication_revoked(image);
     return true;
 }
 
@@ -164,6 +165,13 @@ void init_image(py::module_ &m) {
         .def_property_readonly("active_transport_count",
                                [](Image &i) { return aeron_image_active_transport_count(i.live()); },
                                "aeron_image_active_transport_count")
+        .def_property_readonly(
+            "is_publication_revoked",
+            [](Image &i) {
+                return i.is_live() ? aeron_image_is_publication_revoked(i.live()) : i.constants().publication_revoked;
+            },
+            "aeron_image_is_publication_revoked: its publication was revoked, not closed (a callback snapshot: "
+            "as it was when the callback was called, e.g. in on_unavailable_image)")
         .def("reject", &Image::reject, py::arg("reason"), "aeron_image_reject")
         .def("close", &Image::close,
              "aeron_subscription_image_release; idempotent. Deferred until a poll in progress returns.");

@@ -117,6 +117,24 @@ void Publication::close() {
         throw_aeron_error("aeron_publication_close");
 }
 
+void Publication::revoke() {
+    if (!exclusive_)
+        throw py::type_error("revoke() is for an ExclusivePublication (aeron_exclusive_publication_revoke)");
+    check();  // a closed publication cannot be revoked any more: raises
+    claims_.end_all(ClaimState::publication_closed);
+    closed_ = true;
+    if (aeron_exclusive_publication_revoke(exclusive_handle_, nullptr, nullptr) < 0)
+        throw_aeron_error("aeron_exclusive_publication_revoke");
+}
+
+void Publication::revoke_on_close() {
+    if (!exclusive_)
+        throw py::type_error("revoke_on_close() is for an ExclusivePublication "
+                             "(aeron_exclusive_publication_revoke_on_close)");
+    check();
+    aeron_exclusive_publication_revoke_on_close(exclusive_handle_);
+}
+
 namespace {
 
 py::object wrap(std::unique_ptr<Publication> publication) {
@@ -188,7 +206,14 @@ void init_publication(py::module_ &m) {
         .def("async_remove_destination", &P::remove_destination, py::arg("uri"),
              "aeron_publication_async_remove_destination")
         .def("local_sockaddrs", &P::local_sockaddrs, "aeron_publication_local_sockaddrs (every bound address).")
-        .def("close", &P::close, "aeron_publication_close; aborts pending claims first. Idempotent.");
+        .def("close", &P::close, "aeron_publication_close; aborts pending claims first. Idempotent.")
+        .def("revoke", &P::revoke,
+             "aeron_exclusive_publication_revoke: close now, and end the stream for every subscriber at once "
+             "(their images go, is_publication_revoked True) instead of letting them drain it; exclusive "
+             "publications only (TypeError otherwise), AeronError once closed.")
+        .def("revoke_on_close", &P::revoke_on_close,
+             "aeron_exclusive_publication_revoke_on_close: the next close() revokes (as revoke()), e.g. when the "
+             "publication is closed by a with block or its client; exclusive publications only.");
     init_publication_fast(cls);
     m.def("_register_publication", &register_publication, py::arg("offer_error"), py::arg("client_closed"),
           py::arg("publication"), py::arg("exclusive"), py::arg("claim"),

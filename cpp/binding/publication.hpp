@@ -77,6 +77,8 @@ public:
     // aeron_*_local_sockaddrs, asking again with room for more until every address fits.
     std::vector<std::string> local_sockaddrs() const;
     void close();  // aborts pending claims first; idempotent
+    void revoke();  // exclusive only: close now, ending the stream for its subscribers at once
+    void revoke_on_close();  // exclusive only: a later close() revokes
 
     bool exclusive() const { return exclusive_; }
     const aeron_publication_constants_t &constants() const { return constants_; }
