@@ -47,7 +47,7 @@ from .errors import (
     PublicationClosedError,
     PublicationError,
 )
-from .client import Aeron, PendingAdd
+from .client import Aeron, PendingAdd, PublicationErrorFrame
 from .endpoint_filter import EndpointFilter, EndpointFilterConfig
 from .idle import (
     BackoffIdleStrategy,
@@ -88,7 +88,7 @@ __all__ = [
     "BackoffIdleStrategy", "BusySpinIdleStrategy", "ChannelUri", "ChannelUriError", "Claim",
     "ClientClosedError", "Counter", "DriverStat", "EndpointFilter", "EndpointFilterConfig", "ErrorEntry", "ExclusivePublication", "Header", "HeaderView",
     "IdleStrategy", "Image", "ImageSnapshotError", "LossEntry", "MaxPositionExceededError", "MediaDriver",
-    "NoOpIdleStrategy", "NotConnectedError", "OfferError", "PendingAdd", "PollSet", "Publication", "PublicationClosedError",
+    "NoOpIdleStrategy", "NotConnectedError", "OfferError", "PendingAdd", "PollSet", "Publication", "PublicationClosedError", "PublicationErrorFrame",
     "PublicationError", "QuietIdle", "SleepingIdleStrategy", "Subscription", "ThreadingMode", "TrafficBell",
     "YieldingIdleStrategy",
     "aeron_version", "driver_active",

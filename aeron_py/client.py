@@ -15,6 +15,7 @@ import os
 import threading
 import weakref
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from . import _aeron
@@ -90,6 +91,31 @@ def _channel(channel: object) -> str:
     return text
 
 
+@dataclass(frozen=True)
+class PublicationErrorFrame:
+    """An error a receiver sent for one of this client's publications (an Aeron ERR frame,
+    e.g. after the subscriber's application rejected the image: ``image.reject(reason)``).
+
+    ``registration_id``: the publication's (``pub.registration_id``); ``source``: the
+    receiver's ``address:port``; ``error_code``: Aeron's; ``message``: the receiver's text."""
+
+    registration_id: int
+    destination_registration_id: int
+    session_id: int
+    stream_id: int
+    receiver_id: int
+    group_tag: int
+    source: str
+    error_code: int
+    message: str
+
+
+def _error_frames(handler: Callable[[PublicationErrorFrame], None]) -> Callable[[dict[str, Any]], None]:
+    def deliver(fields: dict[str, Any]) -> None:
+        handler(PublicationErrorFrame(**fields))
+    return deliver
+
+
 class Aeron:
     """An Aeron client connected to a media driver (``aeron_init`` + ``aeron_start``).
 
@@ -98,9 +124,11 @@ class Aeron:
     (``driver_timeout_ms``).  ``resource_timeout``: default bound for adds.
     ``error_handler(errcode, message)``: client errors (default: log at ERROR).
     ``use_conductor_agent_invoker=True`` runs no conductor thread: call :meth:`do_work`
-    from your loop.
+    from your loop.  ``on_publication_error(frame)``: a receiver sent an error frame for
+    one of this client's publications (:class:`PublicationErrorFrame`).
 
-    Callbacks (``error_handler``, ``on_available_image``, ``on_unavailable_image``) never
+    Callbacks (``error_handler``, ``on_publication_error``, ``on_available_image``,
+    ``on_unavailable_image``) never
     run on Aeron's conductor thread, which never waits for the GIL: it queues events, and
     they are delivered on a Python thread named ``aeron-py-events-<client id>`` (or, with
     the agent invoker, at the end of :meth:`do_work`), and by :meth:`poll_events` in both
@@ -110,7 +138,9 @@ class Aeron:
     def __init__(self, dir: str | os.PathLike[str] | None = None, *, driver: MediaDriver | None = None,
                  timeout: float = 10.0, resource_timeout: float = 5.0,
                  error_handler: ErrorHandler | None = _log_error, use_conductor_agent_invoker: bool = False,
-                 client_name: str | None = None, **context_options: Any) -> None:
+                 client_name: str | None = None,
+                 on_publication_error: Callable[[PublicationErrorFrame], None] | None = None,
+                 **context_options: Any) -> None:
         if dir is None and driver is not None:
             dir = driver.dir
         if dir is None:
@@ -122,6 +152,7 @@ class Aeron:
             self._client = _aeron.Client(
                 dir=self._dir, driver_timeout_ms=int(timeout * 1000), error_handler=error_handler,
                 use_conductor_agent_invoker=use_conductor_agent_invoker, client_name=client_name,
+                publication_error_handler=None if on_publication_error is None else _error_frames(on_publication_error),
                 **context_options)
         except AeronError as exc:
             raise type(exc)(f"cannot connect to a media driver in {self._dir!r}: {exc}") from None

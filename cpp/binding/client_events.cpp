@@ -1,7 +1,12 @@
 // Client events: what the client conductor thread reports (aeron_error_handler_t,
-// aeron_on_available_image_t, aeron_on_unavailable_image_t) is copied into the client's
+// aeron_on_available_image_t, aeron_on_unavailable_image_t, aeron_publication_error_frame_handler_t) is copied into the client's
 // EventQueue without the GIL; ClientState::deliver_events calls the Python callbacks
 // later, on a Python thread (see aeron_py/client.py for which one).
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include <string>
+
 #include "common.hpp"
 
 #include "client_events.hpp"
@@ -57,6 +62,33 @@ void on_unavailable_image_event(void *clientd, aeron_subscription_t *subscriptio
     on_image_event(ClientEvent::IMAGE_UNAVAILABLE, clientd, subscription, image);
 }
 
+void on_publication_error_event(void *clientd, aeron_publication_error_values_t *frame) noexcept {
+    auto *queue = static_cast<EventQueue *>(clientd);
+    try {
+        ClientEvent event;
+        event.kind = ClientEvent::PUBLICATION_ERROR;
+        PublicationErrorFrame &out = event.frame;
+        out.registration_id = frame->registration_id;
+        out.destination_registration_id = frame->destination_registration_id;
+        out.session_id = frame->session_id;
+        out.stream_id = frame->stream_id;
+        out.receiver_id = frame->receiver_id;
+        out.group_tag = frame->group_tag;
+        out.error_code = frame->error_code;
+        char text[INET6_ADDRSTRLEN] = "";
+        const int family = frame->address_type == AERON_RESPONSE_ADDRESS_TYPE_IPV6 ? AF_INET6
+                           : frame->address_type == AERON_RESPONSE_ADDRESS_TYPE_IPV4 ? AF_INET : 0;
+        if (family != 0 && inet_ntop(family, frame->source_address, text, sizeof text) != nullptr)
+            out.source = family == AF_INET6 ? "[" + std::string(text) + "]:" + std::to_string(frame->source_port)
+                                            : std::string(text) + ":" + std::to_string(frame->source_port);
+        const int32_t length = frame->error_message_length;
+        if (length > 0) event.message.assign(reinterpret_cast<const char *>(frame->error_message), length);
+        queue->push(std::move(event));
+    } catch (...) {
+        queue->lose();
+    }
+}
+
 bool ClientState::deliver_events(double timeout_s) {
     std::vector<ClientEvent> batch;
     bool open;
@@ -80,6 +112,9 @@ bool ClientState::deliver_events(double timeout_s) {
         const char *what = "aeron_py error handler";
         if (event.kind == ClientEvent::ERROR) {
             callback = error_handler;
+        } else if (event.kind == ClientEvent::PUBLICATION_ERROR) {
+            callback = publication_error_handler;
+            what = "aeron_py on_publication_error";
         } else if (event.subscription_id != 0) {
             auto found = image_callbacks.find(event.subscription_id);
             if (found == image_callbacks.end()) continue;  // subscription closed since
@@ -94,6 +129,17 @@ bool ClientState::deliver_events(double timeout_s) {
                     event.message.data(), static_cast<Py_ssize_t>(event.message.size()), "replace"));
                 if (!text) throw py::error_already_set();
                 callback(event.errcode, text);
+            } else if (event.kind == ClientEvent::PUBLICATION_ERROR) {
+                const PublicationErrorFrame &f = event.frame;
+                py::object text = py::reinterpret_steal<py::object>(PyUnicode_DecodeUTF8(
+                    event.message.data(), static_cast<Py_ssize_t>(event.message.size()), "replace"));
+                if (!text) throw py::error_already_set();
+                callback(py::dict(py::arg("registration_id") = f.registration_id,
+                                  py::arg("destination_registration_id") = f.destination_registration_id,
+                                  py::arg("session_id") = f.session_id, py::arg("stream_id") = f.stream_id,
+                                  py::arg("receiver_id") = f.receiver_id, py::arg("group_tag") = f.group_tag,
+                                  py::arg("source") = f.source, py::arg("error_code") = f.error_code,
+                                  py::arg("message") = text));
             } else {
                 callback(make_image_snapshot(event.image));
             }

@@ -54,12 +54,26 @@ struct ImageConstants {
 
 // One thing the client conductor thread reported: an error, or an image that became
 // available / unavailable on a subscription.
+// An error frame a receiver sent for one of this client's publications (copied from
+// aeron_publication_error_values_t on the conductor thread).
+struct PublicationErrorFrame {
+    int64_t registration_id = 0;
+    int64_t destination_registration_id = 0;
+    int32_t session_id = 0;
+    int32_t stream_id = 0;
+    int64_t receiver_id = 0;
+    int64_t group_tag = 0;
+    std::string source;  // "address:port" of the receiver, "" when unknown
+    int32_t error_code = 0;
+};
+
 struct ClientEvent {
-    enum Kind { ERROR, IMAGE_AVAILABLE, IMAGE_UNAVAILABLE } kind = ERROR;
+    enum Kind { ERROR, IMAGE_AVAILABLE, IMAGE_UNAVAILABLE, PUBLICATION_ERROR } kind = ERROR;
     int errcode = 0;
-    std::string message;
+    std::string message;  // ERROR: the client's; PUBLICATION_ERROR: the receiver's
     int64_t subscription_id = 0;  // registration id of the subscription (image events)
     ImageConstants image;
+    PublicationErrorFrame frame;
 };
 
 // Events queued by the conductor thread, which never takes the GIL: it only locks `mutex`
@@ -137,6 +151,7 @@ struct ClientState {
     int polling = 0;
     EventQueue events;
     py::object error_handler;
+    py::object publication_error_handler;  // error frames for this client's publications
     std::unordered_map<int64_t, ImageCallbacks> image_callbacks;  // by subscription registration id
     std::unordered_map<int64_t, std::weak_ptr<SubState>> subscriptions;
     std::vector<std::weak_ptr<ClientDependent>> dependents;
