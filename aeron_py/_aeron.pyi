@@ -215,6 +215,10 @@ class Subscription:
         """
         Retained Images, one per aeron_subscription_image_at_index.
         """
+    def local_sockaddrs(self) -> list[str]:
+        """
+        aeron_subscription_local_sockaddrs (every bound address).
+        """
     def poll(self, /, handler: collections.abc.Callable[..., object], fragment_limit: int = 10, zero_copy: bool = False, with_header: bool = True) -> int:
         """
         aeron_subscription_controlled_poll with reassembly: handler(data, header) per message. data is bytes, or with zero_copy a read-only memoryview dead after the call; header is a view valid during the call.
@@ -226,6 +230,10 @@ class Subscription:
     def poll_fragments(self, /, handler: collections.abc.Callable[..., object], fragment_limit: int = 10, zero_copy: bool = False, with_header: bool = True) -> int:
         """
         aeron_subscription_controlled_poll without reassembly: the handler sees raw fragments.
+        """
+    def resolved_channel(self) -> str | None:
+        """
+        aeron_subscription_try_resolve_channel_endpoint_port: the channel with an endpoint port 0 replaced by the port bound, or None while not bound yet.
         """
     def resolved_endpoint(self) -> str:
         """
@@ -1583,6 +1591,14 @@ def is_driver_active(dir: str, timeout_ms: typing.SupportsInt | typing.SupportsI
 def nano_clock() -> int:
     """
     aeron_nano_clock
+    """
+def properties_buffer_load(text: str) -> None:
+    """
+    aeron_properties_buffer_load
+    """
+def properties_file_load(path: str) -> None:
+    """
+    aeron_properties_file_load
     """
 def version_full() -> str:
     """

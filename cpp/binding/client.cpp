@@ -282,6 +282,20 @@ void init_client(py::module_ &m) {
             return aeron_is_driver_active(dir.c_str(), timeout_ms, [](const char *) {});
         },
         py::arg("dir"), py::arg("timeout_ms"), "aeron_is_driver_active (releases the GIL).");
+    // Aeron's properties (name=value, e.g. aeron.term.buffer.length=65536) become AERON_* environment
+    // variables of the process, read by every context made afterwards. Under the GIL: one setenv at a time.
+    m.def(
+        "properties_file_load",
+        [](const std::string &path) {
+            if (aeron_properties_file_load(path.c_str()) < 0) throw_aeron_error("aeron_properties_file_load");
+        },
+        py::arg("path"), "aeron_properties_file_load");
+    m.def(
+        "properties_buffer_load",
+        [](const std::string &text) {
+            if (aeron_properties_buffer_load(text.c_str()) < 0) throw_aeron_error("aeron_properties_buffer_load");
+        },
+        py::arg("text"), "aeron_properties_buffer_load");
     m.def("default_path", [] {
         char buffer[1024];
         if (aeron_default_path(buffer, sizeof buffer) < 0) throw_aeron_error("aeron_default_path");

@@ -1,6 +1,7 @@
 // Publication (publication.hpp): the non-hot methods as ordinary pybind11 bindings; the hot
 // ones (offer, offer_batch, try_claim) are raw fast methods in publication_fast.cpp.
 #include "publication.hpp"
+#include "local_sockaddrs.hpp"
 
 #include "instance.hpp"
 
@@ -89,23 +90,11 @@ AsyncDestination Publication::remove_destination(const std::string &uri) {
 
 std::vector<std::string> Publication::local_sockaddrs() const {
     check();
-    // The C call fills at most the slots it is given and says how many it filled: a full
-    // answer may mean more, so ask again with twice the room (bounded: a channel has few).
-    for (size_t capacity = 16;; capacity *= 2) {
-        std::vector<std::vector<char>> storage(capacity, std::vector<char>(AERON_CLIENT_MAX_LOCAL_ADDRESS_STR_LEN));
-        std::vector<aeron_iovec_t> addresses(capacity);
-        for (size_t i = 0; i < capacity; i++) {
-            addresses[i].iov_base = reinterpret_cast<uint8_t *>(storage[i].data());
-            addresses[i].iov_len = storage[i].size();
-        }
-        const int count = visit([&](auto t, auto *h) { return decltype(t)::local_sockaddrs(h, addresses.data(), capacity); });
-        if (count < 0) throw_aeron_error("aeron_publication_local_sockaddrs");
-        if (static_cast<size_t>(count) < capacity || capacity >= 65536) {
-            std::vector<std::string> result;
-            for (int i = 0; i < count; i++) result.emplace_back(storage[i].data());
-            return result;
-        }
-    }
+    return read_local_sockaddrs(
+        [&](aeron_iovec_t *addresses, size_t capacity) {
+            return visit([&](auto t, auto *h) { return decltype(t)::local_sockaddrs(h, addresses, capacity); });
+        },
+        "aeron_publication_local_sockaddrs");
 }
 
 void Publication::close() {

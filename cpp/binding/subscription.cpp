@@ -3,6 +3,7 @@
 // poll_fragments and poll_batch are fast methods), image look-ups that retain images, and
 // multi-destination (MDS) destinations.
 #include "common.hpp"
+#include "local_sockaddrs.hpp"
 
 #include "fastcall.hpp"
 #include "instance.hpp"
@@ -119,6 +120,31 @@ public:
         return rc == 0 ? std::string() : std::string(buffer);
     }
 
+    std::vector<std::string> local_sockaddrs() {
+        state_->check_open();
+        return read_local_sockaddrs(
+            [&](aeron_iovec_t *addresses, size_t capacity) {
+                return aeron_subscription_local_sockaddrs(state_->subscription, addresses, capacity);
+            },
+            "aeron_subscription_local_sockaddrs");
+    }
+
+    // The channel with its wildcard endpoint port replaced by the port bound (None until bound).
+    std::optional<std::string> resolved_channel() {
+        state_->check_open();
+        std::vector<char> buffer(4096);  // AERON_URI_MAX_LENGTH (uri/aeron_uri.h); grown if the answer is longer
+        for (;;) {
+            const int rc = aeron_subscription_try_resolve_channel_endpoint_port(state_->subscription, buffer.data(),
+                                                                               buffer.size());
+            if (rc < 0) throw_aeron_error("aeron_subscription_try_resolve_channel_endpoint_port");
+            if (static_cast<size_t>(rc) < buffer.size()) {
+                if (rc == 0) return std::nullopt;
+                return std::string(buffer.data(), static_cast<size_t>(rc));
+            }
+            buffer.resize(static_cast<size_t>(rc) + 1);
+        }
+    }
+
     void close() { state_->close(); }
 
     const std::shared_ptr<SubState> &state() const { return state_; }
@@ -206,6 +232,11 @@ void init_subscription(py::module_ &m) {
              "aeron_subscription_async_remove_destination")
         .def_property_readonly("channel_status", &Subscription::channel_status, "aeron_subscription_channel_status")
         .def("resolved_endpoint", &Subscription::resolved_endpoint, "aeron_subscription_resolved_endpoint")
+        .def("local_sockaddrs", &Subscription::local_sockaddrs,
+             "aeron_subscription_local_sockaddrs (every bound address).")
+        .def("resolved_channel", &Subscription::resolved_channel,
+             "aeron_subscription_try_resolve_channel_endpoint_port: the channel with an endpoint port 0 replaced "
+             "by the port bound, or None while not bound yet.")
         .def_property_readonly("channel", &Subscription::channel)
         .def_property_readonly("stream_id", [](const Subscription &s) { return s.constants().stream_id; })
         .def_property_readonly("registration_id", [](const Subscription &s) { return s.constants().registration_id; })

@@ -117,3 +117,19 @@ def test_error_summary_keeps_the_drivers_cause(aeron):
     plain = aeron_py.AeronError("aeron_publication_offer: (-1) not connected")
     assert error_summary(plain) == aeron_cause(plain) == "aeron_publication_offer: (-1) not connected"
     assert error_summary(aeron_py.AeronError("")) == "AeronError"
+
+
+def test_a_subscription_on_port_0_says_which_port_it_bound(driver, aeron) -> None:
+    sub = aeron.add_subscription("aeron:udp?endpoint=127.0.0.1:0", 61)
+    wait_until(lambda: sub.resolved_channel() is not None, 5, "the endpoint bound")
+    [address] = sub.local_sockaddrs()
+    host, port = address.rsplit(":", 1)
+    assert host == "127.0.0.1" and int(port) > 0
+    assert sub.resolved_channel() == f"aeron:udp?endpoint=127.0.0.1:{port}" and sub.resolved_endpoint() == address
+    pub = aeron.add_publication(sub.resolved_channel(), 61)  # the resolved channel is usable as is
+    wait_until(lambda: pub.is_connected, 5, "a publication to the resolved port")
+    ipc = aeron.add_subscription("aeron:ipc", 61)
+    assert ipc.local_sockaddrs() == [] and ipc.resolved_channel() == "aeron:ipc"
+    sub.close()
+    with pytest.raises(aeron_py.AeronError):
+        sub.local_sockaddrs()
