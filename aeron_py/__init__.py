@@ -47,7 +47,7 @@ from .errors import (
     PublicationClosedError,
     PublicationError,
 )
-from .client import Aeron, PendingAdd, PublicationErrorFrame
+from .client import Aeron, ClientCounter, PendingAdd, PublicationErrorFrame
 from .endpoint_filter import EndpointFilter, EndpointFilterConfig
 from .idle import (
     BackoffIdleStrategy,
@@ -86,7 +86,7 @@ __all__ = [
     "ADMIN_ACTION", "BACK_PRESSURED", "CLOSED", "ERROR", "MAX_POSITION_EXCEEDED", "NOT_CONNECTED",
     "Action", "AdminActionError", "Aeron", "AeronError", "AeronTimeoutError", "BackPressuredError",
     "BackoffIdleStrategy", "BusySpinIdleStrategy", "ChannelUri", "ChannelUriError", "Claim",
-    "ClientClosedError", "Counter", "DriverStat", "EndpointFilter", "EndpointFilterConfig", "ErrorEntry", "ExclusivePublication", "Header", "HeaderView",
+    "ClientClosedError", "ClientCounter", "Counter", "DriverStat", "EndpointFilter", "EndpointFilterConfig", "ErrorEntry", "ExclusivePublication", "Header", "HeaderView",
     "IdleStrategy", "Image", "ImageSnapshotError", "LossEntry", "MaxPositionExceededError", "MediaDriver",
     "NoOpIdleStrategy", "NotConnectedError", "OfferError", "PendingAdd", "PollSet", "Publication", "PublicationClosedError", "PublicationErrorFrame",
     "PublicationError", "QuietIdle", "SleepingIdleStrategy", "Subscription", "ThreadingMode", "TrafficBell",

@@ -493,6 +493,45 @@ class CountersReader:
         """
         aeron_counters_reader_max_counter_id
         """
+class ClientCounter:
+    """
+    aeron_counter_t: a counter this client allocated in the driver's CnC file (seen by every reader of it, e.g. python -m aeron_py.stat). Closed with its client.
+    """
+    def close(self) -> None:
+        """
+        aeron_counter_close; idempotent.
+        """
+    def compare_and_set(self, expected: typing.SupportsInt | typing.SupportsIndex, update: typing.SupportsInt | typing.SupportsIndex) -> bool:
+        """
+        Set to update if it is expected (atomically); whether it did.
+        """
+    def increment(self, delta: typing.SupportsInt | typing.SupportsIndex = 1) -> int:
+        """
+        Add delta atomically; returns the new value.
+        """
+    @property
+    def counter_id(self) -> int:
+        """
+        aeron_counter_constants_t.counter_id: its slot in the CnC file
+        """
+    @property
+    def is_closed(self) -> bool:
+        """
+        aeron_counter_is_closed
+        """
+    @property
+    def registration_id(self) -> int:
+        """
+        aeron_counter_constants_t.registration_id
+        """
+    @property
+    def value(self) -> int:
+        """
+        The counter's value (an acquire load; set: a release store).
+        """
+    @value.setter
+    def value(self, arg1: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
 class AsyncAddPublication:
     """
     aeron_async_add_publication_t
@@ -526,12 +565,27 @@ class AsyncAddSubscription:
     @property
     def registration_id(self) -> int:
         ...
+class AsyncAddCounter:
+    """
+    aeron_async_add_counter_t
+    """
+    def poll(self) -> typing.Any:
+        """
+        The new handle, or None while the driver has not answered (aeron_async_add_*_poll).
+        """
+    @property
+    def registration_id(self) -> int:
+        ...
 class Client:
     """
     aeron_t with its aeron_context_t (aeron_init + aeron_start).
     """
     def __init__(self, *, dir: str | None = None, driver_timeout_ms: typing.SupportsInt | typing.SupportsIndex | None = None, keepalive_interval_ns: typing.SupportsInt | typing.SupportsIndex | None = None, resource_linger_duration_ns: typing.SupportsInt | typing.SupportsIndex | None = None, idle_sleep_duration_ns: typing.SupportsInt | typing.SupportsIndex | None = None, pre_touch_mapped_memory: bool | None = None, use_conductor_agent_invoker: bool = False, client_name: str | None = None, error_handler: typing.Any | None = None, publication_error_handler: typing.Any | None = None) -> None:
         ...
+    def async_add_counter(self, type_id: typing.SupportsInt | typing.SupportsIndex, key: bytes, label: str, registration_id: typing.SupportsInt | typing.SupportsIndex | None = None) -> AsyncAddCounter:
+        """
+        aeron_async_add_counter, or aeron_async_add_static_counter with a registration_id.
+        """
     def async_add_exclusive_publication(self, channel: str, stream_id: typing.SupportsInt | typing.SupportsIndex) -> AsyncAddExclusivePublication:
         """
         aeron_async_add_exclusive_publication

@@ -23,6 +23,8 @@ from .driver import MediaDriver
 from .errors import AeronError, ClientClosedError
 from .publication import ExclusivePublication, Publication
 from .stat import Counter, counters_from
+
+ClientCounter = _aeron.ClientCounter
 from .subscription import ImageHandler, Subscription
 from .waiting import wait_for
 
@@ -108,6 +110,22 @@ class PublicationErrorFrame:
     source: str
     error_code: int
     message: str
+
+
+#: Longest counter key and label the CnC file holds (aeron_counter_metadata_descriptor_t).
+COUNTER_MAX_KEY_LENGTH, COUNTER_MAX_LABEL_LENGTH = 112, 380
+
+
+def _check_counter(type_id: int, label: str, key: bytes, registration_id: int | None) -> None:
+    if isinstance(type_id, bool) or not isinstance(type_id, int) or not -2**31 <= type_id < 2**31:
+        raise ValueError(f"a counter's type_id must be a 32-bit int, got {type_id!r}")
+    if not isinstance(label, str) or len(label.encode()) > COUNTER_MAX_LABEL_LENGTH:
+        raise ValueError(f"a counter's label must be a str of at most {COUNTER_MAX_LABEL_LENGTH} UTF-8 bytes")
+    if not isinstance(key, (bytes, bytearray)) or len(key) > COUNTER_MAX_KEY_LENGTH:
+        raise ValueError(f"a counter's key must be bytes, at most {COUNTER_MAX_KEY_LENGTH}")
+    if registration_id is not None and (isinstance(registration_id, bool) or not isinstance(registration_id, int)
+                                        or not -2**63 <= registration_id < 2**63):
+        raise ValueError(f"registration_id must be a 64-bit int or None, got {registration_id!r}")
 
 
 def _error_frames(handler: Callable[[PublicationErrorFrame], None]) -> Callable[[dict[str, Any]], None]:
@@ -252,6 +270,25 @@ class Aeron:
         """
         return self._wait(self.async_add_subscription(channel, stream_id, on_available_image=on_available_image,
                                                       on_unavailable_image=on_unavailable_image), timeout)
+
+    def async_add_counter(self, type_id: int, label: str, *, key: bytes = b"",
+                          registration_id: int | None = None) -> PendingAdd[ClientCounter]:
+        """Start allocating a counter in the driver without waiting; see :meth:`add_counter`."""
+        _check_counter(type_id, label, key, registration_id)
+        raw = self._require().async_add_counter(type_id, bytes(key), label, registration_id)
+        what = "add_static_counter" if registration_id is not None else "add_counter"
+        return PendingAdd(raw, lambda counter: counter, f"{what}({type_id}, {label!r})")
+
+    def add_counter(self, type_id: int, label: str, *, key: bytes = b"", registration_id: int | None = None,
+                    timeout: float | None = None) -> ClientCounter:
+        """A counter of this client in the driver's CnC file, waiting (bounded) for the driver
+        (``aeron_async_add_counter``): ``value``, ``increment(delta)``, ``compare_and_set``,
+        seen by every reader of the CnC file (``python -m aeron_py.stat``) under ``label``.
+        ``type_id`` and ``key`` (at most 112 bytes) say what it counts to tools that look for it.
+        With ``registration_id``, a *static* counter (``aeron_async_add_static_counter``): the
+        one counter of that type id and registration id, shared by every client asking for it
+        and kept by the driver after its clients close. Closed with the client."""
+        return self._wait(self.async_add_counter(type_id, label, key=key, registration_id=registration_id), timeout)
 
     def counters(self) -> list[Counter]:
         """Every allocated counter of the driver (``aeron_counters_reader_foreach_counter``)."""

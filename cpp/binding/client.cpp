@@ -51,6 +51,9 @@ using AsyncAddExclusivePublication =
 using AsyncAddSubscription = AsyncAdd<aeron_async_add_subscription_t, aeron_subscription_t,
                                       aeron_async_add_subscription_poll, make_subscription>;
 
+using AsyncAddCounter = AsyncAdd<aeron_async_add_counter_t, aeron_counter_t, aeron_async_add_counter_poll,
+                                 make_client_counter>;
+
 template <typename T>
 void bind_async(py::module_ &m, const char *name, const char *doc) {
     py::class_<T>(m, name, doc)
@@ -162,6 +165,23 @@ public:
         return {state_, async, registration_id};
     }
 
+    // aeron_async_add_counter, or with a registration id aeron_async_add_static_counter (one counter
+    // per (type id, registration id), shared by every client that asks for it).
+    AsyncAddCounter async_add_counter(int32_t type_id, const py::bytes &key, const std::string &label,
+                                      std::optional<int64_t> registration_id) {
+        state_->check_open();
+        const std::string key_bytes = key;
+        const auto *key_data = reinterpret_cast<const uint8_t *>(key_bytes.data());
+        aeron_async_add_counter_t *async = nullptr;
+        const int rc = registration_id
+            ? aeron_async_add_static_counter(&async, state_->aeron, type_id, key_data, key_bytes.size(), label.data(),
+                                             label.size(), *registration_id)
+            : aeron_async_add_counter(&async, state_->aeron, type_id, key_data, key_bytes.size(), label.data(),
+                                      label.size());
+        if (rc < 0) throw_aeron_error(registration_id ? "aeron_async_add_static_counter" : "aeron_async_add_counter");
+        return {state_, async, aeron_async_add_counter_get_registration_id(async)};
+    }
+
     int main_do_work() {
         state_->check_open();
         const int work = aeron_main_do_work(state_->aeron);
@@ -235,6 +255,7 @@ void init_client(py::module_ &m) {
     bind_async<AsyncAddExclusivePublication>(m, "AsyncAddExclusivePublication",
                                              "aeron_async_add_exclusive_publication_t");
     bind_async<AsyncAddSubscription>(m, "AsyncAddSubscription", "aeron_async_add_subscription_t");
+    bind_async<AsyncAddCounter>(m, "AsyncAddCounter", "aeron_async_add_counter_t");
 
     py::class_<Client>(m, "Client", "aeron_t with its aeron_context_t (aeron_init + aeron_start).")
         .def(py::init<std::optional<std::string>, std::optional<uint64_t>, std::optional<uint64_t>,
@@ -260,6 +281,9 @@ void init_client(py::module_ &m) {
         .def("async_add_subscription", &Client::async_add_subscription, py::arg("channel"), py::arg("stream_id"),
              py::arg("on_available_image") = py::none(), py::arg("on_unavailable_image") = py::none(),
              "aeron_async_add_subscription")
+        .def("async_add_counter", &Client::async_add_counter, py::arg("type_id"), py::arg("key"), py::arg("label"),
+             py::arg("registration_id") = py::none(),
+             "aeron_async_add_counter, or aeron_async_add_static_counter with a registration_id.")
         .def("main_do_work", &Client::main_do_work, "aeron_main_do_work (conductor agent invoker mode).")
         .def("main_idle_strategy", &Client::main_idle_strategy, py::arg("work_count"),
              "aeron_main_idle_strategy (releases the GIL).")

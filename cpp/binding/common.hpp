@@ -175,11 +175,13 @@ py::object make_publication(const std::shared_ptr<ClientState> &client, aeron_pu
 py::object make_exclusive_publication(const std::shared_ptr<ClientState> &client, aeron_exclusive_publication_t *publication);
 py::object make_subscription(const std::shared_ptr<ClientState> &client, aeron_subscription_t *subscription);
 py::object make_image_snapshot(const ImageConstants &constants);
+py::object make_client_counter(const std::shared_ptr<ClientState> &client, aeron_counter_t *counter);
 // `check` raises when the owner (client or CnC) has been closed.
 py::object make_counters_reader(py::object owner, std::function<void()> check, aeron_counters_reader_t *reader);
 
 void init_errors(py::module_ &m);
 void init_client(py::module_ &m);
+void init_client_counter(py::module_ &m);
 void init_publication(py::module_ &m);
 void init_subscription(py::module_ &m);
 void init_image(py::module_ &m);

@@ -19,6 +19,7 @@ void init_module(py::module_ &m) {
     init_poll_set(m);
     init_publication(m);
     init_counters(m);
+    init_client_counter(m);
     init_client(m);
     init_driver(m);
     init_cnc(m);
