@@ -50,6 +50,8 @@ RAW_METHODS: dict[tuple[str, str], str] = {
     ("Publication", "offer"): "(self, buffer: typing_extensions.Buffer, /) -> int",
     ("Publication", "offer_batch"): "(self, buffers: collections.abc.Sequence[typing_extensions.Buffer], /) -> int",
     ("Publication", "try_claim"): "(self, length: int, /) -> BufferClaim",
+    ("Publication", "offerv"): "(self, parts: collections.abc.Sequence[typing_extensions.Buffer], /) -> int",
+    ("Publication", "append_padding"): "(self, length: int, /) -> int",
     ("PollSet", "poll"): "(self, /, fragment_limit: int = 10, max_messages: int | None = None) -> list[tuple[typing.Any, int, bytes]]",
 }
 

@@ -347,6 +347,10 @@ class Publication:
     """
     aeron_publication_t (thread-safe) or aeron_exclusive_publication_t (single writer).
     """
+    def append_padding(self, length: int, /) -> int:
+        """
+        aeron_exclusive_publication_append_padding: append a padding frame of `length` bytes (subscribers skip it), e.g. to align the next message; returns and raises as offer(). ExclusivePublication only (TypeError otherwise).
+        """
     def async_add_destination(self, uri: str) -> AsyncDestination:
         """
         aeron_publication_async_add_destination (MDC manual control mode).
@@ -370,6 +374,10 @@ class Publication:
     def offer_batch(self, buffers: collections.abc.Sequence[typing_extensions.Buffer], /) -> int:
         """
         aeron_publication_offer for each buffer in order until one is not accepted. Returns how many were offered (a retryable result stopped the rest); raises the terminal OfferError subclasses, TypeError naming the index of an item that is not bytes-like.
+        """
+    def offerv(self, parts: collections.abc.Sequence[typing_extensions.Buffer], /) -> int:
+        """
+        aeron_publication_offerv: offer ONE message gathered from the parts in order (e.g. a header and a body, no concatenation in Python), zero-copy. Returns and raises as offer(); ValueError for no parts or more than 1024.
         """
     def revoke(self) -> None:
         """
@@ -468,9 +476,25 @@ class CountersReader:
         """
         aeron_counters_reader_find_by_type_id_and_registration_id
         """
+    def free_for_reuse_deadline_ms(self, counter_id: typing.SupportsInt | typing.SupportsIndex) -> int:
+        """
+        aeron_counters_reader_free_for_reuse_deadline_ms: when a freed slot may be reused (epoch ms)
+        """
+    def key(self, counter_id: typing.SupportsInt | typing.SupportsIndex) -> bytes:
+        """
+        aeron_counters_reader_metadata_key: a copy of the counter's key (the full key field)
+        """
     def label(self, counter_id: typing.SupportsInt | typing.SupportsIndex) -> str:
         """
         aeron_counters_reader_counter_label
+        """
+    def owner_id(self, counter_id: typing.SupportsInt | typing.SupportsIndex) -> int:
+        """
+        aeron_counters_reader_counter_owner_id: the client id that allocated it
+        """
+    def reference_id(self, counter_id: typing.SupportsInt | typing.SupportsIndex) -> int:
+        """
+        aeron_counters_reader_counter_reference_id
         """
     def registration_id(self, counter_id: typing.SupportsInt | typing.SupportsIndex) -> int:
         """
@@ -536,6 +560,10 @@ class AsyncAddPublication:
     """
     aeron_async_add_publication_t
     """
+    def cancel(self) -> bool:
+        """
+        aeron_async_add_*_cancel: give the add up (the driver removes what it makes for it); False when it already completed.
+        """
     def poll(self) -> Publication | None:
         """
         The new handle, or None while the driver has not answered (aeron_async_add_*_poll).
@@ -547,6 +575,10 @@ class AsyncAddExclusivePublication:
     """
     aeron_async_add_exclusive_publication_t
     """
+    def cancel(self) -> bool:
+        """
+        aeron_async_add_*_cancel: give the add up (the driver removes what it makes for it); False when it already completed.
+        """
     def poll(self) -> Publication | None:
         """
         The new handle, or None while the driver has not answered (aeron_async_add_*_poll).
@@ -558,6 +590,10 @@ class AsyncAddSubscription:
     """
     aeron_async_add_subscription_t
     """
+    def cancel(self) -> bool:
+        """
+        aeron_async_add_*_cancel: give the add up (the driver removes what it makes for it); False when it already completed.
+        """
     def poll(self) -> Subscription | None:
         """
         The new handle, or None while the driver has not answered (aeron_async_add_*_poll).
@@ -569,6 +605,10 @@ class AsyncAddCounter:
     """
     aeron_async_add_counter_t
     """
+    def cancel(self) -> bool:
+        """
+        aeron_async_add_*_cancel: give the add up (the driver removes what it makes for it); False when it already completed.
+        """
     def poll(self) -> typing.Any:
         """
         The new handle, or None while the driver has not answered (aeron_async_add_*_poll).
@@ -576,6 +616,14 @@ class AsyncAddCounter:
     @property
     def registration_id(self) -> int:
         ...
+class AsyncNextSessionId:
+    """
+    aeron_async_get_next_available_session_id_t
+    """
+    def poll(self) -> typing.Any:
+        """
+        The session id, or None while the driver has not answered.
+        """
 class Client:
     """
     aeron_t with its aeron_context_t (aeron_init + aeron_start).
@@ -597,6 +645,10 @@ class Client:
     def async_add_subscription(self, channel: str, stream_id: typing.SupportsInt | typing.SupportsIndex, on_available_image: typing.Any | None = None, on_unavailable_image: typing.Any | None = None) -> AsyncAddSubscription:
         """
         aeron_async_add_subscription
+        """
+    def async_next_session_id(self, stream_id: typing.SupportsInt | typing.SupportsIndex) -> AsyncNextSessionId:
+        """
+        aeron_async_next_session_id
         """
     def close(self) -> None:
         """

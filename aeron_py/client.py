@@ -42,12 +42,14 @@ __all__ = ["Aeron", "PendingAdd", "wait_for"]
 
 
 class _AsyncAdd(Protocol):
-    """What ``_aeron.AsyncAdd{Publication,ExclusivePublication,Subscription}`` share."""
+    """What ``_aeron.AsyncAdd{Publication,ExclusivePublication,Subscription,Counter}`` share."""
 
     @property
     def registration_id(self) -> int: ...
 
     def poll(self) -> object: ...
+
+    def cancel(self) -> bool: ...
 
 
 class PendingAdd(Generic[T]):
@@ -77,6 +79,13 @@ class PendingAdd(Generic[T]):
             if raw is not None:
                 self._result = self._wrap(raw)
         return self._result
+
+    def cancel(self) -> bool:
+        """Give the add up (``aeron_async_add_*_cancel``): if the driver makes the resource
+        anyway, the client removes it. False once it completed: close the handle instead."""
+        if self._result is not None:
+            return False
+        return bool(self._raw.cancel())
 
     def __repr__(self) -> str:
         return f"<PendingAdd {self.description}{' done' if self._result is not None else ''}>"
@@ -289,6 +298,28 @@ class Aeron:
         one counter of that type id and registration id, shared by every client asking for it
         and kept by the driver after its clients close. Closed with the client."""
         return self._wait(self.async_add_counter(type_id, label, key=key, registration_id=registration_id), timeout)
+
+    def next_session_id(self, stream_id: int, *, timeout: float | None = None) -> int:
+        """A session id no publication of ``stream_id`` uses in the driver, for a channel's
+        ``session-id=`` (``aeron_async_next_session_id``); waits (bounded) for the driver."""
+        raw = self._require().async_next_session_id(stream_id)
+        found: list[int] = []
+
+        def poll() -> int | None:
+            if not found:
+                value = raw.poll()
+                if value is not None:
+                    found.append(value)
+            return found[0] if found else None
+
+        return wait_for(poll, self.resource_timeout if timeout is None else timeout,
+                        f"next_session_id({stream_id})", self._work)
+
+    def counters_reader(self) -> _aeron.CountersReader:
+        """The driver's counters, read live through this client (``aeron_counters_reader``):
+        ``value(id)``, ``label(id)``, ``type_id(id)``, ``owner_id(id)``, ``key(id)``...;
+        AeronError once the client is closed."""
+        return self._require().counters_reader()
 
     def counters(self) -> list[Counter]:
         """Every allocated counter of the driver (``aeron_counters_reader_foreach_counter``)."""

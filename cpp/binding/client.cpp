@@ -13,7 +13,7 @@ namespace {
 
 // One template for the three aeron_async_add_* shapes: poll until the driver answers.
 template <typename Async, typename Handle, int (*Poll)(Handle **, Async *),
-          py::object (*Make)(const std::shared_ptr<ClientState> &, Handle *)>
+          py::object (*Make)(const std::shared_ptr<ClientState> &, Handle *), int (*Cancel)(aeron_t *, Async *)>
 class AsyncAdd {
 public:
     AsyncAdd(std::shared_ptr<ClientState> client, Async *async, int64_t registration_id)
@@ -37,6 +37,17 @@ public:
 
     int64_t registration_id() const { return registration_id_; }
 
+    // aeron_async_add_*_cancel: the client gives the add up, and has the driver remove the
+    // resource if it makes it after all. False when it already completed (close the handle instead).
+    bool cancel() {
+        if (async_ == nullptr) return false;
+        client_->check_open();
+        if (Cancel(client_->aeron, async_) < 0) throw_aeron_error("aeron_async_add_cancel");
+        async_ = nullptr;  // the client owns and frees it now
+        client_->image_callbacks.erase(registration_id_);
+        return true;
+    }
+
 private:
     std::shared_ptr<ClientState> client_;
     Async *async_;
@@ -44,21 +55,53 @@ private:
 };
 
 using AsyncAddPublication = AsyncAdd<aeron_async_add_publication_t, aeron_publication_t,
-                                     aeron_async_add_publication_poll, make_publication>;
+                                     aeron_async_add_publication_poll, make_publication,
+                                     aeron_async_add_publication_cancel>;
 using AsyncAddExclusivePublication =
     AsyncAdd<aeron_async_add_exclusive_publication_t, aeron_exclusive_publication_t,
-             aeron_async_add_exclusive_publication_poll, make_exclusive_publication>;
+             aeron_async_add_exclusive_publication_poll, make_exclusive_publication,
+             aeron_async_add_exclusive_publication_cancel>;
 using AsyncAddSubscription = AsyncAdd<aeron_async_add_subscription_t, aeron_subscription_t,
-                                      aeron_async_add_subscription_poll, make_subscription>;
+                                      aeron_async_add_subscription_poll, make_subscription,
+                                      aeron_async_add_subscription_cancel>;
 
 using AsyncAddCounter = AsyncAdd<aeron_async_add_counter_t, aeron_counter_t, aeron_async_add_counter_poll,
-                                 make_client_counter>;
+                                 make_client_counter, aeron_async_add_counter_cancel>;
+
+// aeron_async_next_session_id: a session id no publication of the stream uses in the driver.
+class AsyncNextSessionId {
+public:
+    AsyncNextSessionId(std::shared_ptr<ClientState> client, aeron_async_get_next_available_session_id_t *async)
+        : client_(std::move(client)), async_(async) {}
+
+    // The session id, or None while the driver has not answered.
+    py::object poll() {
+        if (async_ == nullptr) throw AeronCallError("this session id request has already completed", EINVAL);
+        client_->check_open();
+        int32_t session_id = 0;
+        const int rc = aeron_async_next_session_id_poll(&session_id, async_);
+        if (rc < 0) {
+            async_ = nullptr;  // freed by the client on error
+            throw_aeron_error("aeron_async_next_session_id_poll");
+        }
+        if (rc == 0) return py::none();
+        async_ = nullptr;
+        return py::int_(session_id);
+    }
+
+private:
+    std::shared_ptr<ClientState> client_;
+    aeron_async_get_next_available_session_id_t *async_;
+};
 
 template <typename T>
 void bind_async(py::module_ &m, const char *name, const char *doc) {
     py::class_<T>(m, name, doc)
         .def("poll", &T::poll, "The new handle, or None while the driver has not answered (aeron_async_add_*_poll).")
-        .def_property_readonly("registration_id", &T::registration_id);
+        .def_property_readonly("registration_id", &T::registration_id)
+        .def("cancel", &T::cancel,
+             "aeron_async_add_*_cancel: give the add up (the driver removes what it makes for it); False when "
+             "it already completed.");
 }
 
 class Client {
@@ -182,6 +225,14 @@ public:
         return {state_, async, aeron_async_add_counter_get_registration_id(async)};
     }
 
+    AsyncNextSessionId async_next_session_id(int32_t stream_id) {
+        state_->check_open();
+        aeron_async_get_next_available_session_id_t *async = nullptr;
+        if (aeron_async_next_session_id(&async, state_->aeron, stream_id) < 0)
+            throw_aeron_error("aeron_async_next_session_id");
+        return {state_, async};
+    }
+
     int main_do_work() {
         state_->check_open();
         const int work = aeron_main_do_work(state_->aeron);
@@ -256,6 +307,8 @@ void init_client(py::module_ &m) {
                                              "aeron_async_add_exclusive_publication_t");
     bind_async<AsyncAddSubscription>(m, "AsyncAddSubscription", "aeron_async_add_subscription_t");
     bind_async<AsyncAddCounter>(m, "AsyncAddCounter", "aeron_async_add_counter_t");
+    py::class_<AsyncNextSessionId>(m, "AsyncNextSessionId", "aeron_async_get_next_available_session_id_t")
+        .def("poll", &AsyncNextSessionId::poll, "The session id, or None while the driver has not answered.");
 
     py::class_<Client>(m, "Client", "aeron_t with its aeron_context_t (aeron_init + aeron_start).")
         .def(py::init<std::optional<std::string>, std::optional<uint64_t>, std::optional<uint64_t>,
@@ -284,6 +337,8 @@ void init_client(py::module_ &m) {
         .def("async_add_counter", &Client::async_add_counter, py::arg("type_id"), py::arg("key"), py::arg("label"),
              py::arg("registration_id") = py::none(),
              "aeron_async_add_counter, or aeron_async_add_static_counter with a registration_id.")
+        .def("async_next_session_id", &Client::async_next_session_id, py::arg("stream_id"),
+             "aeron_async_next_session_id")
         .def("main_do_work", &Client::main_do_work, "aeron_main_do_work (conductor agent invoker mode).")
         .def("main_idle_strategy", &Client::main_idle_strategy, py::arg("work_count"),
              "aeron_main_idle_strategy (releases the GIL).")

@@ -87,6 +87,39 @@ public:
         return registration;
     }
 
+    int64_t owner_id(int64_t id) {
+        const int32_t counter_id = check_id(id);
+        int64_t owner = 0;
+        if (aeron_counters_reader_counter_owner_id(reader_, counter_id, &owner) < 0)
+            throw_aeron_error("aeron_counters_reader_counter_owner_id");
+        return owner;
+    }
+
+    int64_t reference_id(int64_t id) {
+        const int32_t counter_id = check_id(id);
+        int64_t reference = 0;
+        if (aeron_counters_reader_counter_reference_id(reader_, counter_id, &reference) < 0)
+            throw_aeron_error("aeron_counters_reader_counter_reference_id");
+        return reference;
+    }
+
+    int64_t free_for_reuse_deadline_ms(int64_t id) {
+        const int32_t counter_id = check_id(id);
+        int64_t deadline = 0;
+        if (aeron_counters_reader_free_for_reuse_deadline_ms(reader_, counter_id, &deadline) < 0)
+            throw_aeron_error("aeron_counters_reader_free_for_reuse_deadline_ms");
+        return deadline;
+    }
+
+    // A copy of the counter's key (AERON_COUNTER_MAX_KEY_LENGTH bytes, as the metadata holds it).
+    py::bytes key(int64_t id) {
+        const int32_t counter_id = check_id(id);
+        uint8_t *key = nullptr;
+        if (aeron_counters_reader_metadata_key(reader_, counter_id, &key) < 0)
+            throw_aeron_error("aeron_counters_reader_metadata_key");
+        return py::bytes(reinterpret_cast<const char *>(key), AERON_COUNTER_MAX_KEY_LENGTH);
+    }
+
     int32_t find(int32_t type_id, int64_t registration_id) {
         check_();
         return aeron_counters_reader_find_by_type_id_and_registration_id(reader_, type_id, registration_id);
@@ -142,6 +175,14 @@ void init_counters(py::module_ &m) {
         .def("type_id", &CountersReader::type_id, py::arg("counter_id"), "aeron_counters_reader_counter_type_id")
         .def("registration_id", &CountersReader::registration_id, py::arg("counter_id"),
              "aeron_counters_reader_counter_registration_id")
+        .def("owner_id", &CountersReader::owner_id, py::arg("counter_id"),
+             "aeron_counters_reader_counter_owner_id: the client id that allocated it")
+        .def("reference_id", &CountersReader::reference_id, py::arg("counter_id"),
+             "aeron_counters_reader_counter_reference_id")
+        .def("free_for_reuse_deadline_ms", &CountersReader::free_for_reuse_deadline_ms, py::arg("counter_id"),
+             "aeron_counters_reader_free_for_reuse_deadline_ms: when a freed slot may be reused (epoch ms)")
+        .def("key", &CountersReader::key, py::arg("counter_id"),
+             "aeron_counters_reader_metadata_key: a copy of the counter's key (the full key field)")
         .def("find_by_type_id_and_registration_id", &CountersReader::find, py::arg("type_id"),
              py::arg("registration_id"), "aeron_counters_reader_find_by_type_id_and_registration_id");
     m.attr("COUNTER_RECORD_ALLOCATED") = AERON_COUNTER_RECORD_ALLOCATED;

@@ -62,6 +62,13 @@ public:
         return exclusive_ ? aeron_exclusive_publication_offer(exclusive_handle_, data, length, nullptr, nullptr)
                           : aeron_publication_offer(concurrent_handle_, data, length, nullptr, nullptr);
     }
+    int64_t offerv(aeron_iovec_t *parts, size_t count) const noexcept {
+        return exclusive_ ? aeron_exclusive_publication_offerv(exclusive_handle_, parts, count, nullptr, nullptr)
+                          : aeron_publication_offerv(concurrent_handle_, parts, count, nullptr, nullptr);
+    }
+    int64_t append_padding(size_t length) const noexcept {  // exclusive only (checked by the caller)
+        return aeron_exclusive_publication_append_padding(exclusive_handle_, length);
+    }
     int64_t try_claim(size_t length, aeron_buffer_claim_t *claim) const noexcept {
         return exclusive_ ? aeron_exclusive_publication_try_claim(exclusive_handle_, length, claim)
                           : aeron_publication_try_claim(concurrent_handle_, length, claim);

@@ -5,6 +5,9 @@
 // come back as negative ints from offer; try_claim raises for every negative result.
 #include "publication.hpp"
 
+#include <memory>
+#include <vector>
+
 #include "fastcall.hpp"
 #include "instance.hpp"
 
@@ -128,6 +131,76 @@ PyObject *fast_offer_batch(PyObject *self, PyObject *const *args, Py_ssize_t nar
     AERON_PY_FAST_END
 }
 
+// The most parts one offerv takes (a message gathered from more is better built in Python).
+constexpr Py_ssize_t kMaxOffervParts = 1024;
+
+PyObject *fast_offerv(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    AERON_PY_FAST_BEGIN
+    Publication *pub = fast::self_as<Publication>(self);
+    if (pub == nullptr) return nullptr;
+    static const char *const names[] = {"parts"};
+    fast::FastArgs<1> parsed("offerv", names);
+    if (!parsed.parse(args, nargs, kwnames, 1)) return nullptr;
+    py::object sequence = py::reinterpret_steal<py::object>(
+        PySequence_Fast(parsed.get(0), "offerv(): parts must be a sequence of bytes-like objects"));
+    if (!sequence) return nullptr;
+    // Every part's buffer is taken (and its item held) before the one C call: a Python-level
+    // __buffer__ may mutate the list or close the publication meanwhile, which is checked after.
+    std::vector<py::object> items;
+    std::vector<std::unique_ptr<Bytes>> held;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(sequence.ptr()); i++) {
+        if (i >= kMaxOffervParts) {
+            PyErr_Format(PyExc_ValueError, "offerv(): at most %zd parts", kMaxOffervParts);
+            return nullptr;
+        }
+        items.push_back(py::reinterpret_borrow<py::object>(PySequence_Fast_GET_ITEM(sequence.ptr(), i)));
+        held.push_back(std::make_unique<Bytes>(items.back().ptr(), "offerv", "parts", i));
+        if (!held.back()->ok()) return nullptr;
+    }
+    if (held.empty()) {
+        PyErr_SetString(PyExc_ValueError, "offerv(): parts must not be empty");
+        return nullptr;
+    }
+    if (!pub->open()) return set_offer_error(AERON_PUBLICATION_CLOSED, "offerv on " + pub->channel());
+    std::vector<aeron_iovec_t> iov(held.size());
+    for (size_t i = 0; i < held.size(); i++) {
+        iov[i].iov_base = const_cast<uint8_t *>(held[i]->data());
+        iov[i].iov_len = held[i]->length();
+    }
+    return offer_result(*pub, pub->offerv(iov.data(), iov.size()), "offerv");
+    AERON_PY_FAST_END
+}
+
+PyObject *fast_append_padding(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    AERON_PY_FAST_BEGIN
+    Publication *pub = fast::self_as<Publication>(self);
+    if (pub == nullptr) return nullptr;
+    static const char *const names[] = {"length"};
+    fast::FastArgs<1> parsed("append_padding", names);
+    if (!parsed.parse(args, nargs, kwnames, 1)) return nullptr;
+    if (!pub->exclusive()) {
+        PyErr_SetString(PyExc_TypeError,
+                        "append_padding() is for an ExclusivePublication (aeron_exclusive_publication_append_padding)");
+        return nullptr;
+    }
+    PyObject *length_arg = parsed.get(0);
+    if (!PyLong_Check(length_arg)) {
+        PyErr_Format(PyExc_TypeError, "append_padding(): length must be an int, not %s", Py_TYPE(length_arg)->tp_name);
+        return nullptr;
+    }
+    int overflow = 0;
+    const long long length = PyLong_AsLongLongAndOverflow(length_arg, &overflow);
+    if (length == -1 && PyErr_Occurred()) return nullptr;
+    if (overflow != 0 || length < 0 || static_cast<unsigned long long>(length) > pub->constants().max_message_length) {
+        PyErr_Format(PyExc_ValueError, "append_padding(): length must be between 0 and max_message_length (%zu), got %S",
+                     pub->constants().max_message_length, length_arg);
+        return nullptr;
+    }
+    if (!pub->open()) return set_offer_error(AERON_PUBLICATION_CLOSED, "append_padding on " + pub->channel());
+    return offer_result(*pub, pub->append_padding(static_cast<size_t>(length)), "append_padding");
+    AERON_PY_FAST_END
+}
+
 PyObject *fast_try_claim(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     AERON_PY_FAST_BEGIN
     Publication *pub = fast::self_as<Publication>(self);
@@ -182,6 +255,17 @@ PyMethodDef offer_batch_def = {
     "offer_batch($self, buffers, /)\n--\n\naeron_publication_offer for each buffer in order until one is not "
     "accepted. Returns how many were offered (a retryable result stopped the rest); raises the terminal "
     "OfferError subclasses, TypeError naming the index of an item that is not bytes-like."};
+PyMethodDef offerv_def = {
+    "offerv", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fast_offerv)), METH_FASTCALL | METH_KEYWORDS,
+    "offerv($self, parts, /)\n--\n\naeron_publication_offerv: offer ONE message gathered from the parts in order "
+    "(e.g. a header and a body, no concatenation in Python), zero-copy. Returns and raises as offer(); "
+    "ValueError for no parts or more than 1024."};
+PyMethodDef append_padding_def = {
+    "append_padding", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fast_append_padding)),
+    METH_FASTCALL | METH_KEYWORDS,
+    "append_padding($self, length, /)\n--\n\naeron_exclusive_publication_append_padding: append a padding frame of "
+    "`length` bytes (subscribers skip it), e.g. to align the next message; returns and raises as offer(). "
+    "ExclusivePublication only (TypeError otherwise)."};
 PyMethodDef try_claim_def = {
     "try_claim", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fast_try_claim)),
     METH_FASTCALL | METH_KEYWORDS,
@@ -195,6 +279,8 @@ void init_publication_fast(py::handle publication_type) {
     fast::add_method(publication_type, &offer_def);
     fast::add_method(publication_type, &offer_batch_def);
     fast::add_method(publication_type, &try_claim_def);
+    fast::add_method(publication_type, &offerv_def);
+    fast::add_method(publication_type, &append_padding_def);
 }
 
 }  // namespace aeron_py
