@@ -64,51 +64,25 @@ public:
     }
 
     int32_t state(int64_t id) {
-        const int32_t counter_id = check_id(id);
-        int32_t state = 0;
-        if (aeron_counters_reader_counter_state(reader_, counter_id, &state) < 0)
-            throw_aeron_error("aeron_counters_reader_counter_state");
-        return state;
+        return field<int32_t, aeron_counters_reader_counter_state>(id, "aeron_counters_reader_counter_state");
     }
-
     int32_t type_id(int64_t id) {
-        const int32_t counter_id = check_id(id);
-        int32_t type = 0;
-        if (aeron_counters_reader_counter_type_id(reader_, counter_id, &type) < 0)
-            throw_aeron_error("aeron_counters_reader_counter_type_id");
-        return type;
+        return field<int32_t, aeron_counters_reader_counter_type_id>(id, "aeron_counters_reader_counter_type_id");
     }
-
     int64_t registration_id(int64_t id) {
-        const int32_t counter_id = check_id(id);
-        int64_t registration = 0;
-        if (aeron_counters_reader_counter_registration_id(reader_, counter_id, &registration) < 0)
-            throw_aeron_error("aeron_counters_reader_counter_registration_id");
-        return registration;
+        return field<int64_t, aeron_counters_reader_counter_registration_id>(
+            id, "aeron_counters_reader_counter_registration_id");
     }
-
     int64_t owner_id(int64_t id) {
-        const int32_t counter_id = check_id(id);
-        int64_t owner = 0;
-        if (aeron_counters_reader_counter_owner_id(reader_, counter_id, &owner) < 0)
-            throw_aeron_error("aeron_counters_reader_counter_owner_id");
-        return owner;
+        return field<int64_t, aeron_counters_reader_counter_owner_id>(id, "aeron_counters_reader_counter_owner_id");
     }
-
     int64_t reference_id(int64_t id) {
-        const int32_t counter_id = check_id(id);
-        int64_t reference = 0;
-        if (aeron_counters_reader_counter_reference_id(reader_, counter_id, &reference) < 0)
-            throw_aeron_error("aeron_counters_reader_counter_reference_id");
-        return reference;
+        return field<int64_t, aeron_counters_reader_counter_reference_id>(
+            id, "aeron_counters_reader_counter_reference_id");
     }
-
     int64_t free_for_reuse_deadline_ms(int64_t id) {
-        const int32_t counter_id = check_id(id);
-        int64_t deadline = 0;
-        if (aeron_counters_reader_free_for_reuse_deadline_ms(reader_, counter_id, &deadline) < 0)
-            throw_aeron_error("aeron_counters_reader_free_for_reuse_deadline_ms");
-        return deadline;
+        return field<int64_t, aeron_counters_reader_free_for_reuse_deadline_ms>(
+            id, "aeron_counters_reader_free_for_reuse_deadline_ms");
     }
 
     // A copy of the counter's key (AERON_COUNTER_MAX_KEY_LENGTH bytes, as the metadata holds it).
@@ -126,6 +100,15 @@ public:
     }
 
 private:
+    // One metadata field of a counter (aeron_counters_reader_counter_<field>(reader, id, &out)).
+    template <typename T, int (*Read)(aeron_counters_reader_t *, int32_t, T *)>
+    T field(int64_t id, const char *call) {
+        const int32_t counter_id = check_id(id);
+        T value{};
+        if (Read(reader_, counter_id, &value) < 0) throw_aeron_error(call);
+        return value;
+    }
+
     // The owner is open and 0 <= counter_id <= max_counter_id, else IndexError naming both.
     // Taken as int64 so any Python int in range of a C long long gets IndexError, not TypeError.
     int32_t check_id(int64_t counter_id) {
