@@ -13,6 +13,7 @@ import atexit
 import logging
 import os
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -119,6 +120,14 @@ class PublicationErrorFrame:
     source: str
     error_code: int
     message: str
+
+
+#: ``aeron_errcode()`` of an add the driver refused for now ("... found in CLOSING state, please retry").
+_RESOURCE_TEMPORARILY_UNAVAILABLE = (-10, 10)
+
+
+def _driver_says_retry(exc: AeronError) -> bool:
+    return getattr(exc, "errcode", None) in _RESOURCE_TEMPORARILY_UNAVAILABLE or "please retry" in str(exc)
 
 
 #: Longest counter key and label the CnC file holds (aeron_counter_metadata_descriptor_t).
@@ -229,9 +238,19 @@ class Aeron:
         """Deliver queued error/image events to their callbacks now, on this thread."""
         self._client.deliver_events(0.0)
 
-    def _wait(self, pending: PendingAdd[T], timeout: float | None) -> T:
-        return wait_for(pending.poll, self.resource_timeout if timeout is None else timeout, pending.description,
-                        self._work)
+    def _wait(self, start: Callable[[], PendingAdd[T]], timeout: float | None) -> T:
+        """Start an add and wait (bounded) for the driver's answer. An add the driver answers
+        with "please retry" (an endpoint of the same channel is still closing: Aeron's
+        RESOURCE_TEMPORARILY_UNAVAILABLE) is started again, until ``timeout``."""
+        deadline = time.monotonic() + (self.resource_timeout if timeout is None else timeout)
+        while True:
+            pending = start()
+            try:
+                return wait_for(pending.poll, max(0.0, deadline - time.monotonic()), pending.description, self._work)
+            except AeronError as exc:
+                if not _driver_says_retry(exc) or time.monotonic() >= deadline:
+                    raise
+                logger.debug("%s: %s; adding again", pending.description, exc)
 
     def async_add_publication(self, channel: object, stream_id: int) -> PendingAdd[Publication]:
         """Start adding a concurrent publication without waiting (``aeron_async_add_publication``)."""
@@ -260,12 +279,12 @@ class Aeron:
 
     def add_publication(self, channel: object, stream_id: int, *, timeout: float | None = None) -> Publication:
         """A concurrent publication, waiting (bounded) for the driver."""
-        return self._wait(self.async_add_publication(channel, stream_id), timeout)
+        return self._wait(lambda: self.async_add_publication(channel, stream_id), timeout)
 
     def add_exclusive_publication(self, channel: object, stream_id: int, *,
                                   timeout: float | None = None) -> ExclusivePublication:
         """A single-writer publication, waiting (bounded) for the driver."""
-        return self._wait(self.async_add_exclusive_publication(channel, stream_id), timeout)
+        return self._wait(lambda: self.async_add_exclusive_publication(channel, stream_id), timeout)
 
     def add_subscription(self, channel: object, stream_id: int, *,
                          on_available_image: ImageHandler | None = None,
@@ -277,7 +296,7 @@ class Aeron:
         client's event thread (or in :meth:`do_work`); see :class:`Aeron`.  They live
         until the subscription is closed.
         """
-        return self._wait(self.async_add_subscription(channel, stream_id, on_available_image=on_available_image,
+        return self._wait(lambda: self.async_add_subscription(channel, stream_id, on_available_image=on_available_image,
                                                       on_unavailable_image=on_unavailable_image), timeout)
 
     def async_add_counter(self, type_id: int, label: str, *, key: bytes = b"",
@@ -297,7 +316,8 @@ class Aeron:
         With ``registration_id``, a *static* counter (``aeron_async_add_static_counter``): the
         one counter of that type id and registration id, shared by every client asking for it
         and kept by the driver after its clients close. Closed with the client."""
-        return self._wait(self.async_add_counter(type_id, label, key=key, registration_id=registration_id), timeout)
+        return self._wait(lambda: self.async_add_counter(type_id, label, key=key, registration_id=registration_id),
+                          timeout)
 
     def next_session_id(self, stream_id: int, *, timeout: float | None = None) -> int:
         """A session id no publication of ``stream_id`` uses in the driver, for a channel's
