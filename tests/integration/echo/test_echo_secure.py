@@ -298,15 +298,15 @@ def test_ten_percent_loss_both_ways_loses_no_echo(key_file: Path, monkeypatch: p
 
 @pytest.mark.timeout(240)
 def test_a_thousand_secure_cycles_leave_no_key_behind(key_file: Path) -> None:
-    """1,000 secure connect/echo/close cycles, 12 at a time from 127.0.0.2-13 on one client driver."""
-    ports = CHURN_BLOCKS.take(23)
-    with secure_server(ports, key_file, clients=23, options={"linger": 0.05}) as server, \
+    """1,000 secure connect/echo/close cycles, 8 at a time from 127.0.0.2-9 on one client driver."""
+    ports = CHURN_BLOCKS.take(16)
+    with secure_server(ports, key_file, clients=16, options={"linger": 0.05}) as server, \
             MediaDriver(secure_transport=True) as driver, \
             Aeron(driver=driver, use_conductor_agent_invoker=True) as aeron:
         security = ClientSecurity(server_key=public_key(key_file), transport=driver.secure_transport)
         server_transport = server.secure_transport
         assert server_transport is not None
-        slots: list[EchoClient | None] = [None] * 12
+        slots: list[EchoClient | None] = [None] * 8
         started = done = most = 0
         idle = BackoffIdleStrategy(max_park_ns=1_000_000)
         deadline = time.monotonic() + 200
