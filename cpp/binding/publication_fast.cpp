@@ -171,6 +171,26 @@ PyObject *fast_offerv(PyObject *self, PyObject *const *args, Py_ssize_t nargs, P
     AERON_PY_FAST_END
 }
 
+// A byte count argument: an int in [0, limit], else TypeError / ValueError naming `bound`
+// (the limit the user should know) with the value `shown`; false with the error set.
+bool parse_length(PyObject *arg, const char *function, unsigned long long limit, const char *bound, size_t shown,
+                  size_t &out) {
+    if (!PyLong_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "%s(): length must be an int, not %s", function, Py_TYPE(arg)->tp_name);
+        return false;
+    }
+    int overflow = 0;
+    const long long length = PyLong_AsLongLongAndOverflow(arg, &overflow);
+    if (length == -1 && PyErr_Occurred()) return false;
+    if (overflow != 0 || length < 0 || static_cast<unsigned long long>(length) > limit) {
+        PyErr_Format(PyExc_ValueError, "%s(): length must be between 0 and %s (%zu), got %S", function, bound, shown,
+                     arg);
+        return false;
+    }
+    out = static_cast<size_t>(length);
+    return true;
+}
+
 PyObject *fast_append_padding(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     AERON_PY_FAST_BEGIN
     Publication *pub = fast::self_as<Publication>(self);
@@ -183,21 +203,12 @@ PyObject *fast_append_padding(PyObject *self, PyObject *const *args, Py_ssize_t 
                         "append_padding() is for an ExclusivePublication (aeron_exclusive_publication_append_padding)");
         return nullptr;
     }
-    PyObject *length_arg = parsed.get(0);
-    if (!PyLong_Check(length_arg)) {
-        PyErr_Format(PyExc_TypeError, "append_padding(): length must be an int, not %s", Py_TYPE(length_arg)->tp_name);
+    const size_t max_message = pub->constants().max_message_length;
+    size_t length = 0;
+    if (!parse_length(parsed.get(0), "append_padding", max_message, "max_message_length", max_message, length))
         return nullptr;
-    }
-    int overflow = 0;
-    const long long length = PyLong_AsLongLongAndOverflow(length_arg, &overflow);
-    if (length == -1 && PyErr_Occurred()) return nullptr;
-    if (overflow != 0 || length < 0 || static_cast<unsigned long long>(length) > pub->constants().max_message_length) {
-        PyErr_Format(PyExc_ValueError, "append_padding(): length must be between 0 and max_message_length (%zu), got %S",
-                     pub->constants().max_message_length, length_arg);
-        return nullptr;
-    }
     if (!pub->open()) return set_offer_error(AERON_PUBLICATION_CLOSED, "append_padding on " + pub->channel());
-    return offer_result(*pub, pub->append_padding(static_cast<size_t>(length)), "append_padding");
+    return offer_result(*pub, pub->append_padding(length), "append_padding");
     AERON_PY_FAST_END
 }
 
@@ -214,22 +225,14 @@ PyObject *fast_try_claim(PyObject *self, PyObject *const *args, Py_ssize_t nargs
         if (!parsed.parse(args, nargs, kwnames, 1)) return nullptr;
         length_arg = parsed.get(0);
     }
-    if (!PyLong_Check(length_arg)) {
-        PyErr_Format(PyExc_TypeError, "try_claim(): length must be an int, not %s", Py_TYPE(length_arg)->tp_name);
+    size_t length = 0;
+    if (!parse_length(length_arg, "try_claim", SIZE_MAX, "max_payload_length", pub->constants().max_payload_length,
+                      length))
         return nullptr;
-    }
-    int overflow = 0;
-    const long long length = PyLong_AsLongLongAndOverflow(length_arg, &overflow);
-    if (length == -1 && PyErr_Occurred()) return nullptr;
-    if (overflow != 0 || length < 0 || static_cast<unsigned long long>(length) > SIZE_MAX) {
-        PyErr_Format(PyExc_ValueError, "try_claim(): length must be between 0 and max_payload_length (%zu), got %S",
-                     pub->constants().max_payload_length, length_arg);
-        return nullptr;
-    }
     const std::string where = "try_claim(" + std::to_string(length) + ") on ";
     if (!pub->open()) return set_offer_error(AERON_PUBLICATION_CLOSED, where + pub->channel());
     aeron_buffer_claim_t claim{};
-    const int64_t result = pub->try_claim(static_cast<size_t>(length), &claim);
+    const int64_t result = pub->try_claim(length, &claim);
     if (result < 0) return set_offer_error(result, where + pub->channel());
     std::unique_ptr<BufferClaim> owned;
     try {
