@@ -42,6 +42,23 @@ PyObject *set_client_closed(const char *message) {
 ClaimOwner::~ClaimOwner() {
     end_all(ClaimState::publication_closed);
     if (hook_) hook_->owner = nullptr;
+    if (python_alive()) Py_CLEAR(spare_view_);
+}
+
+PyObject *ClaimOwner::take_view(void *data, size_t length) noexcept {
+    if (spare_view_ == nullptr || !dead_view::revive(spare_view_, data, static_cast<Py_ssize_t>(length)))
+        return nullptr;
+    PyObject *view = spare_view_;
+    spare_view_ = nullptr;
+    return view;
+}
+
+void ClaimOwner::keep_view(PyObject *view) noexcept {
+    if (spare_view_ == nullptr && Py_REFCNT(view) == 1) {
+        spare_view_ = view;  // dead (killed by its claim); nobody else can reach it
+        return;
+    }
+    Py_DECREF(view);
 }
 
 void ClaimOwner::add(BufferClaim *claim) {
@@ -85,7 +102,10 @@ BufferClaim::~BufferClaim() {
         owner_->remove(this);
     }
     kill_view();
-    Py_CLEAR(view_);
+    if (view_ != nullptr) {
+        owner_->keep_view(view_);
+        view_ = nullptr;
+    }
 }
 
 void BufferClaim::kill_view() noexcept {
@@ -105,7 +125,12 @@ PyObject *BufferClaim::data() {
         return nullptr;
     }
     if (view_ == nullptr) {
-        PyObject *view = dead_view::make(claim_.data, static_cast<Py_ssize_t>(claim_.length), true);
+        PyObject *view = owner_->take_view(claim_.data, claim_.length);
+        if (view != nullptr) {
+            view_ = view;
+            return Py_NewRef(view_);
+        }
+        view = dead_view::make(claim_.data, static_cast<Py_ssize_t>(claim_.length), true);
         if (view == nullptr) return nullptr;
         if (state_ != ClaimState::pending) {  // a finalizer run by that allocation closed the client
             dead_view::kill(view);

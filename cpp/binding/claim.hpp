@@ -31,6 +31,11 @@ public:
     void remove(BufferClaim *claim) noexcept;
     // Aborts every pending claim and kills its views; `why` is what they report afterwards.
     void end_all(ClaimState why) noexcept;
+    // The dead view of an ended claim, kept to be revived for the next claim's `data`
+    // (dead_view::revive) instead of allocating a new one: take_view() gives it back over
+    // [data, data+length) or returns nullptr; keep_view() takes ownership of a dead view.
+    PyObject *take_view(void *data, size_t length) noexcept;
+    void keep_view(PyObject *view) noexcept;
 
 private:
     struct Hook : ClientDependent {
@@ -42,6 +47,7 @@ private:
     std::shared_ptr<ClientState> client_;
     std::shared_ptr<Hook> hook_;
     std::vector<BufferClaim *> live_;
+    PyObject *spare_view_ = nullptr;  // owned, dead until revived
 };
 
 class BufferClaim {

@@ -44,6 +44,28 @@ inline void kill(PyObject *view) noexcept {
     mbuf->flags |= _Py_MANAGED_BUFFER_RELEASED;
 }
 
+// Makes `view` (a read-only view from make(), since killed) usable again over
+// [data, data+length) when nothing but the caller can reach it: one reference, no weak
+// reference, no derived view (slice, cast, memoryview(view)) alive, no export, not
+// released by its user. Returns false and leaves it untouched otherwise. Lets a poll reuse
+// one view object for every fragment whose handler let go of it.
+inline bool revive(PyObject *view, void *data, Py_ssize_t length) noexcept {
+    auto *mv = reinterpret_cast<PyMemoryViewObject *>(view);
+    _PyManagedBufferObject *mbuf = mv->mbuf;
+    if (Py_REFCNT(view) != 1 || mv->weakreflist != nullptr || mv->exports != 0 ||
+        (mv->flags & _Py_MEMORYVIEW_RELEASED) || mv->view.ndim != 1 || mbuf == nullptr || Py_REFCNT(mbuf) != 1 ||
+        mbuf->exports != 1 || mbuf->master.obj != nullptr)
+        return false;
+    mbuf->master.buf = data;
+    mbuf->master.len = length;
+    mv->view.buf = data;
+    mv->view.len = length;
+    mv->view.shape[0] = length;
+    mv->hash = -1;
+    mbuf->flags &= ~_Py_MANAGED_BUFFER_RELEASED;
+    return true;
+}
+
 // True when some consumer holds a raw buffer export of the view itself (its own exports
 // count); exports taken from slices are not visible here.
 inline bool exported(PyObject *view) noexcept {

@@ -24,14 +24,28 @@ PyTypeObject *type_of() {
     return type;
 }
 
-// The C++ object behind `self`, or nullptr with TypeError set.
+// The types self_as<T> accepts without a check: T's own type and the first subclass seen
+// (aeron_py's public class, in practice). Both are held by strong references, so a type
+// object can never be freed and its address reused by another type. Null until seen.
 template <typename T>
-T *self_as(PyObject *self) {
+struct KnownTypes {
+    static inline PyTypeObject *own = nullptr;
+    static inline PyTypeObject *subclass = nullptr;
+};
+
+// self_as<T> for an object whose type is not known yet, or that is not a simple pybind11
+// instance: the full checks, with their TypeErrors.
+template <typename T>
+[[gnu::noinline]] T *self_as_checked(PyObject *self) {
     PyTypeObject *type = type_of<T>();
+    PyTypeObject *actual = Py_TYPE(self);
     if (!PyObject_TypeCheck(self, type)) {
-        PyErr_Format(PyExc_TypeError, "expected a %s, got %s", type->tp_name, Py_TYPE(self)->tp_name);
+        PyErr_Format(PyExc_TypeError, "expected a %s, got %s", type->tp_name, actual->tp_name);
         return nullptr;
     }
+    if (KnownTypes<T>::own == nullptr) KnownTypes<T>::own = reinterpret_cast<PyTypeObject *>(Py_NewRef(type));
+    if (actual != type && KnownTypes<T>::subclass == nullptr)
+        KnownTypes<T>::subclass = reinterpret_cast<PyTypeObject *>(Py_NewRef(actual));
     auto *inst = reinterpret_cast<py::detail::instance *>(self);
     if (inst->simple_layout) {
         if (!inst->simple_holder_constructed || inst->simple_value_holder[0] == nullptr) {
@@ -48,6 +62,19 @@ T *self_as(PyObject *self) {
     }
 }
 
+// The C++ object behind `self`, or nullptr with TypeError set. The hot call (a known type,
+// a constructed simple instance) is two comparisons and a load.
+template <typename T>
+inline T *self_as(PyObject *self) {
+    PyTypeObject *actual = Py_TYPE(self);
+    if (actual == KnownTypes<T>::subclass || actual == KnownTypes<T>::own) {
+        auto *inst = reinterpret_cast<py::detail::instance *>(self);
+        if (inst->simple_layout && inst->simple_holder_constructed && inst->simple_value_holder[0] != nullptr)
+            return static_cast<T *>(inst->simple_value_holder[0]);
+    }
+    return self_as_checked<T>(self);
+}
+
 // Attach `def` (static storage) to the pybind11 type as a method.
 inline void add_method(py::handle type, PyMethodDef *def) {
     PyObject *descr = PyDescr_NewMethod(reinterpret_cast<PyTypeObject *>(type.ptr()), def);
@@ -55,6 +82,22 @@ inline void add_method(py::handle type, PyMethodDef *def) {
     const int rc = PyObject_SetAttrString(type.ptr(), def->ml_name, descr);
     Py_DECREF(descr);
     if (rc < 0) throw py::error_already_set();
+}
+
+// The value of an exact int that fits a machine word without a call into CPython (3.12+:
+// the compact representation); false for anything else, so the caller takes the general
+// path with its error messages.
+inline bool small_int(PyObject *object, long &out) {
+#if PY_VERSION_HEX >= 0x030C0000
+    if (PyLong_CheckExact(object) && PyUnstable_Long_IsCompact(reinterpret_cast<PyLongObject *>(object))) {
+        out = static_cast<long>(PyUnstable_Long_CompactValue(reinterpret_cast<PyLongObject *>(object)));
+        return true;
+    }
+#else
+    (void)object;
+    (void)out;
+#endif
+    return false;
 }
 
 // Positional + keyword arguments of a METH_FASTCALL | METH_KEYWORDS function, matched to

@@ -5,6 +5,8 @@
 // is dead (it and every slice raise ValueError) once the handler returns.
 #include "poll.hpp"
 
+#include <cstring>
+
 #include "dead_view.hpp"
 #include "fastcall.hpp"
 #include "header_view.hpp"
@@ -22,6 +24,40 @@ void capture_error(PollContext *context) {
 bool stopped(const PollContext *context) {
     return context->failed || context->sub->closed || context->sub->client->closed ||
            (context->image != nullptr && context->image->released);
+}
+
+constexpr Py_ssize_t kMaxCachedPayload = 64 * 1024;
+
+// The fragment as bytes. The bytes handed to the previous handler call are rewritten in
+// place when only this cache still holds them (the handler let go) and the length is the
+// same: nobody can see the change, as CPython itself does when it resizes or appends to a
+// string it holds the only reference to. Otherwise a new bytes object (then cached).
+PyObject *fragment_bytes(PyObject *&cache, const uint8_t *buffer, Py_ssize_t size) {
+#if !defined(Py_GIL_DISABLED) && PY_VERSION_HEX < 0x030E0000  // layouts checked on CPython 3.11 to 3.13
+    if (cache != nullptr && Py_REFCNT(cache) == 1 && PyBytes_GET_SIZE(cache) == size) {
+        std::memcpy(PyBytes_AS_STRING(cache), buffer, static_cast<size_t>(size));
+        _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wdeprecated-declarations\"")
+        reinterpret_cast<PyBytesObject *>(cache)->ob_shash = -1;  // the cached hash was of the old content
+        _Pragma("GCC diagnostic pop")
+        return Py_NewRef(cache);
+    }
+#endif
+    PyObject *fresh = PyBytes_FromStringAndSize(reinterpret_cast<const char *>(buffer), size);
+    // 0 and 1 bytes are shared singletons; a large message is not kept alive between polls.
+    if (fresh != nullptr && size > 1 && size <= kMaxCachedPayload) Py_XSETREF(cache, Py_NewRef(fresh));
+    return fresh;
+}
+
+// The fragment as a read-only memoryview of the log: the previous one revived when the
+// handler let go of it (dead_view::revive), else a new one (then cached).
+PyObject *fragment_view(PyObject *&cache, const uint8_t *buffer, Py_ssize_t size) {
+    auto *data = const_cast<uint8_t *>(buffer);
+#if !defined(Py_GIL_DISABLED) && PY_VERSION_HEX < 0x030E0000
+    if (cache != nullptr && dead_view::revive(cache, data, size)) return Py_NewRef(cache);
+#endif
+    PyObject *fresh = dead_view::make(data, size, false);
+    if (fresh != nullptr) Py_XSETREF(cache, Py_NewRef(fresh));
+    return fresh;
 }
 
 }  // namespace
@@ -44,9 +80,8 @@ aeron_controlled_fragment_handler_action_t on_fragment(void *clientd, const uint
         capture_error(context);
         return AERON_ACTION_ABORT;
     }
-    PyObject *data = context->zero_copy
-                         ? dead_view::make(const_cast<uint8_t *>(buffer), size, false)
-                         : PyBytes_FromStringAndSize(reinterpret_cast<const char *>(buffer), size);
+    PyObject *data = context->zero_copy ? fragment_view(context->view, buffer, size)
+                                        : fragment_bytes(context->payload, buffer, size);
     if (data == nullptr) {
         capture_error(context);
         return AERON_ACTION_ABORT;
@@ -108,14 +143,16 @@ Poller::~Poller() {
     if (assembler != nullptr) aeron_controlled_fragment_assembler_delete(assembler);
     if (python_alive()) {
         Py_CLEAR(context.header_view);
+        Py_CLEAR(context.payload);
+        Py_CLEAR(context.view);
         Py_CLEAR(context.error_type);
         Py_CLEAR(context.error_value);
         Py_CLEAR(context.error_tb);
     }
 }
 
-bool parse_poll_args(const char *function, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, bool batch,
-                     long default_limit, PollArgs &out) {
+bool parse_poll_args_by_name(const char *function, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                             bool batch, long default_limit, PollArgs &out) {
     static const char *const handler_names[] = {"handler", "fragment_limit", "zero_copy", "with_header"};
     static const char *const batch_names[] = {"fragment_limit"};
     long limit;
@@ -156,7 +193,7 @@ void throw_reentrant_poll(const char *call) {
     throw py::error_already_set();
 }
 
-void finish_poll(SubState &sub) noexcept {
+void finish_deferred_closes(SubState &sub) noexcept {
     ClientState &client = *sub.client;
     const bool sub_work = sub.polling == 0 && (sub.close_pending || !sub.release_pending.empty());
     const bool client_work = client.polling == 0 && client.close_pending;

@@ -13,7 +13,8 @@ namespace aeron_py::instance {
 // deleted if the instance cannot be made.
 template <typename T>
 py::object adopt(PyTypeObject *type, std::unique_ptr<T> value) {
-    const py::detail::type_info *tinfo = py::detail::get_type_info(typeid(T), /*throw_if_missing=*/true);
+    // pybind11's type_info for T lives as long as the module: looked up once, not per instance.
+    static const py::detail::type_info *const tinfo = py::detail::get_type_info(typeid(T), /*throw_if_missing=*/true);
     if (type == nullptr) type = tinfo->type;
     auto object = py::reinterpret_steal<py::object>(py::detail::make_new_instance(type));
     if (!object) throw py::error_already_set();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "common.hpp"
+#include "fastcall.hpp"
 
 namespace aeron_py {
 
@@ -20,6 +21,8 @@ struct PollContext {
     bool with_header = true;          // handler(data, header) or handler(data)
     bool zero_copy = false;           // data is a memoryview dead after the call
     PyObject *header_view = nullptr;  // owned; reused while nobody else holds it
+    PyObject *payload = nullptr;      // owned: the last bytes handed out, rewritten while nobody else holds it
+    PyObject *view = nullptr;         // owned: the last zero-copy view, revived while nobody else holds it
     bool failed = false;              // the handler raised: the error is below
     PyObject *error_type = nullptr, *error_value = nullptr, *error_tb = nullptr;
 };
@@ -47,10 +50,25 @@ struct PollArgs {
     bool with_header = true;
 };
 
+// The general parser of parse_poll_args (keywords, flags, every error message).
+bool parse_poll_args_by_name(const char *function, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                             bool batch, long default_limit, PollArgs &out);
+
 // Parses (handler, fragment_limit=default_limit, zero_copy=False, with_header=True), or
-// (fragment_limit=default_limit) when `batch`. False with a Python error set.
-bool parse_poll_args(const char *function, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, bool batch,
-                     long default_limit, PollArgs &out);
+// (fragment_limit=default_limit) when `batch`. False with a Python error set. The common
+// call, poll(handler) or poll(handler, n) with a valid small int, is decided inline.
+inline bool parse_poll_args(const char *function, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                            bool batch, long default_limit, PollArgs &out) {
+    const Py_ssize_t npos = PyVectorcall_NARGS(nargs);
+    long limit = default_limit;
+    if (!batch && kwnames == nullptr && (npos == 1 || (npos == 2 && fast::small_int(args[1], limit))) &&
+        limit >= 0 && limit <= INT32_MAX && PyCallable_Check(args[0])) {
+        out.handler = args[0];
+        out.fragment_limit = limit;
+        return true;
+    }
+    return parse_poll_args_by_name(function, args, nargs, kwnames, batch, default_limit, out);
+}
 
 // The SubState of `object` when it is a Subscription (or a Python subclass of it), else
 // false without an error set (subscription.cpp; used by PollSet).
@@ -61,7 +79,13 @@ bool subscription_state(PyObject *object, std::shared_ptr<SubState> &out);
 
 // Runs the deferred closes of `sub` and its client once no poll is running; keeps a pending
 // Python exception intact. Failures go to sys.unraisablehook.
-void finish_poll(SubState &sub) noexcept;
+void finish_deferred_closes(SubState &sub) noexcept;
+
+// After every poll: the common case (nothing deferred) inline, the rest out of line.
+inline void finish_poll(SubState &sub) noexcept {
+    if (sub.close_pending || !sub.release_pending.empty() || sub.client->close_pending)
+        finish_deferred_closes(sub);
+}
 
 // One poll. `poll(handler, clientd)` calls aeron_{subscription,image}_controlled_poll.
 // Returns a new reference (the count, or the list for BATCH), or nullptr with an error set.

@@ -229,11 +229,11 @@ PyObject *fast_try_claim(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     if (!parse_length(length_arg, "try_claim", SIZE_MAX, "max_payload_length", pub->constants().max_payload_length,
                       length))
         return nullptr;
-    const std::string where = "try_claim(" + std::to_string(length) + ") on ";
-    if (!pub->open()) return set_offer_error(AERON_PUBLICATION_CLOSED, where + pub->channel());
+    auto where = [&] { return "try_claim(" + std::to_string(length) + ") on " + pub->channel(); };  // errors only
+    if (!pub->open()) return set_offer_error(AERON_PUBLICATION_CLOSED, where());
     aeron_buffer_claim_t claim{};
     const int64_t result = pub->try_claim(length, &claim);
-    if (result < 0) return set_offer_error(result, where + pub->channel());
+    if (result < 0) return set_offer_error(result, where());
     std::unique_ptr<BufferClaim> owned;
     try {
         owned = std::make_unique<BufferClaim>(&pub->claims(), py::reinterpret_borrow<py::object>(self), claim, result);

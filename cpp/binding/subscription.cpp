@@ -48,7 +48,7 @@ public:
         if (!parse_poll_args(function, args, nargs, kwnames, mode == PollMode::BATCH,
                              mode == PollMode::BATCH ? 100 : 10, parsed))
             return nullptr;
-        state_->check_open();
+        if (state_->closed || state_->client->closed) state_->check_open();  // raises
         aeron_subscription_t *subscription = state_->subscription;
         return run_poll(*state_, nullptr, *poller_, mode, parsed, reassemble, "aeron_subscription_controlled_poll",
                         [subscription](aeron_controlled_fragment_handler_t handler, void *clientd, size_t limit) {
