@@ -42,7 +42,40 @@ PyObject *set_client_closed(const char *message) {
 ClaimOwner::~ClaimOwner() {
     end_all(ClaimState::publication_closed);
     if (hook_) hook_->owner = nullptr;
-    if (python_alive()) Py_CLEAR(spare_view_);
+    if (python_alive()) {
+        Py_CLEAR(spare_view_);
+        for (PyObject *&spare : spare_claims_) Py_CLEAR(spare);
+    }
+}
+
+void ClaimOwner::keep_claim(PyObject *claim) noexcept {
+    PyObject *&slot = spare_claims_[0] == nullptr ? spare_claims_[0] : spare_claims_[1];
+    if (slot != nullptr) {  // both taken: the older one goes
+        Py_XSETREF(spare_claims_[0], spare_claims_[1]);
+        spare_claims_[1] = Py_NewRef(claim);
+        return;
+    }
+    slot = Py_NewRef(claim);
+}
+
+PyObject *ClaimOwner::reuse_claim(const py::object &publication, const aeron_buffer_claim_t &claim,
+                                  int64_t position) {
+    for (PyObject *&slot : spare_claims_) {
+        PyObject *spare = slot;
+        // Only a claim nothing else can reach: no other reference, no weak reference.
+        if (spare == nullptr || Py_REFCNT(spare) != 1 ||
+            reinterpret_cast<py::detail::instance *>(spare)->weakrefs != nullptr)
+            continue;
+        BufferClaim *ended = fast::self_as<BufferClaim>(spare);
+        if (ended == nullptr) {
+            PyErr_Clear();
+            continue;
+        }
+        ended->restart(publication, claim, position);
+        slot = nullptr;
+        return spare;  // the owner's reference, now the caller's
+    }
+    return nullptr;
 }
 
 PyObject *ClaimOwner::take_view(void *data, size_t length) noexcept {
@@ -112,11 +145,26 @@ void BufferClaim::kill_view() noexcept {
     if (view_ != nullptr) dead_view::kill(view_);
 }
 
+void BufferClaim::hand_back_view() noexcept {
+    if (view_ == nullptr) return;
+    owner_->keep_view(view_);
+    view_ = nullptr;
+}
+
+void BufferClaim::restart(py::object publication, const aeron_buffer_claim_t &claim, int64_t position) {
+    owner_->add(this);  // the only step that can throw
+    publication_ = std::move(publication);
+    claim_ = claim;
+    position_ = position;
+    state_ = ClaimState::pending;
+}
+
 void BufferClaim::end(ClaimState why) noexcept {
     if (state_ != ClaimState::pending) return;
     aeron_buffer_claim_abort(&claim_);
     state_ = why;
     kill_view();
+    hand_back_view();
 }
 
 PyObject *BufferClaim::data() {
@@ -144,7 +192,7 @@ PyObject *BufferClaim::data() {
     return view_;
 }
 
-PyObject *BufferClaim::finish(bool commit) {
+PyObject *BufferClaim::finish(bool commit, PyObject *self) {
     const char *call = commit ? "commit" : "abort";
     switch (state_) {
         case ClaimState::pending:
@@ -163,9 +211,14 @@ PyObject *BufferClaim::finish(bool commit) {
     }
     // Kill the views first: no Python code can write into the log after this point.
     kill_view();
+    hand_back_view();
     state_ = commit ? ClaimState::committed : ClaimState::aborted;
     owner_->remove(this);
     const int rc = commit ? aeron_buffer_claim_commit(&claim_) : aeron_buffer_claim_abort(&claim_);
+    owner_->keep_claim(self);
+    // Detached: a spare must not keep its publication (and so its owner) alive. Released on
+    // return; the owner may go with it, and this claim no longer touches the owner.
+    const py::object publication = std::move(publication_);
     if (rc < 0) throw_aeron_error(commit ? "aeron_buffer_claim_commit" : "aeron_buffer_claim_abort");
     Py_RETURN_NONE;
 }
@@ -175,14 +228,14 @@ namespace {
 PyObject *fast_commit(PyObject *self, PyObject *) {
     AERON_PY_FAST_BEGIN
     BufferClaim *claim = fast::self_as<BufferClaim>(self);
-    return claim == nullptr ? nullptr : claim->commit();
+    return claim == nullptr ? nullptr : claim->commit(self);
     AERON_PY_FAST_END
 }
 
 PyObject *fast_abort(PyObject *self, PyObject *) {
     AERON_PY_FAST_BEGIN
     BufferClaim *claim = fast::self_as<BufferClaim>(self);
-    return claim == nullptr ? nullptr : claim->abort();
+    return claim == nullptr ? nullptr : claim->abort(self);
     AERON_PY_FAST_END
 }
 

@@ -36,6 +36,14 @@ public:
     // [data, data+length) or returns nullptr; keep_view() takes ownership of a dead view.
     PyObject *take_view(void *data, size_t length) noexcept;
     void keep_view(PyObject *view) noexcept;
+    // The Python objects of the last claims that ended by commit() or abort(), kept to be
+    // restarted by a later try_claim instead of making new ones. Two, because the natural
+    // loop (`claim = pub.try_claim(n)`) still holds the previous claim while it asks for
+    // the next. A spare holds no reference to its publication (no cycle). reuse_claim()
+    // restarts one that nothing else references over `claim` and returns it (a new
+    // reference), else nullptr. Throws (nothing changed) only when out of memory.
+    void keep_claim(PyObject *claim) noexcept;
+    PyObject *reuse_claim(const py::object &publication, const aeron_buffer_claim_t &claim, int64_t position);
 
 private:
     struct Hook : ClientDependent {
@@ -47,7 +55,8 @@ private:
     std::shared_ptr<ClientState> client_;
     std::shared_ptr<Hook> hook_;
     std::vector<BufferClaim *> live_;
-    PyObject *spare_view_ = nullptr;  // owned, dead until revived
+    PyObject *spare_view_ = nullptr;   // owned, dead until revived
+    PyObject *spare_claims_[2] = {nullptr, nullptr};  // owned, ended, detached from their publication
 };
 
 class BufferClaim {
@@ -61,8 +70,11 @@ public:
     // A new reference to the writable view, or nullptr with ValueError once ended.
     PyObject *data();
     // aeron_buffer_claim_commit / _abort; nullptr with an error set on misuse, else None.
-    PyObject *commit() { return finish(true); }
-    PyObject *abort() { return finish(false); }
+    // `self` is this claim's Python object: it becomes its owner's spare (keep_claim).
+    PyObject *commit(PyObject *self) { return finish(true, self); }
+    PyObject *abort(PyObject *self) { return finish(false, self); }
+    // Pending again over a new claim (ClaimOwner::reuse_claim); throws before any change.
+    void restart(py::object publication, const aeron_buffer_claim_t &claim, int64_t position);
     // Told by the owner: abort if pending, kill the views, remember why.
     void end(ClaimState why) noexcept;
 
@@ -71,8 +83,9 @@ public:
     int64_t position() const { return position_; }
 
 private:
-    PyObject *finish(bool commit);
+    PyObject *finish(bool commit, PyObject *self);
     void kill_view() noexcept;
+    void hand_back_view() noexcept;  // the killed view to the owner (ended claims keep none)
 
     ClaimOwner *owner_;
     py::object publication_;

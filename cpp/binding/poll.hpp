@@ -87,6 +87,17 @@ inline void finish_poll(SubState &sub) noexcept {
         finish_deferred_closes(sub);
 }
 
+// A new reference to the int `count` (>= 0): CPython's shared small ints without a call
+// for the usual poll results, PyLong_FromLong above them.
+inline PyObject *small_count(int count) {
+    static PyObject *const *const table = [] {
+        static PyObject *ints[257];
+        for (int i = 0; i <= 256; i++) ints[i] = PyLong_FromLong(i);  // shared, never freed
+        return ints;
+    }();
+    return count <= 256 ? Py_NewRef(table[count]) : PyLong_FromLong(count);
+}
+
 // One poll. `poll(handler, clientd)` calls aeron_{subscription,image}_controlled_poll.
 // Returns a new reference (the count, or the list for BATCH), or nullptr with an error set.
 template <typename Poll>
@@ -128,7 +139,7 @@ PyObject *run_poll(SubState &sub, ImageHandle *image, Poller &poller, PollMode m
         Py_XDECREF(batch);
         throw_aeron_error(call);
     }
-    return batch != nullptr ? batch : PyLong_FromLong(count);
+    return batch != nullptr ? batch : small_count(count);
 }
 
 }  // namespace aeron_py

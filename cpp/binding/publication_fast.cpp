@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "fastcall.hpp"
+#include "recycled_int.hpp"
 #include "instance.hpp"
 
 #include <string>
@@ -74,9 +75,11 @@ private:
     bool ok_ = false;
 };
 
+RecycledInts positions;  // the ints offer returns (GIL held by every caller)
+
 // A negative offer result: retryable ones are returned, terminal ones raise.
 PyObject *offer_result(const Publication &pub, int64_t result, const char *function) {
-    if (result >= AERON_PUBLICATION_ADMIN_ACTION) return PyLong_FromLongLong(result);
+    if (result >= AERON_PUBLICATION_ADMIN_ACTION) return positions.make(result);
     return set_offer_error(result, std::string(function) + " on " + pub.channel());
 }
 
@@ -234,9 +237,11 @@ PyObject *fast_try_claim(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     aeron_buffer_claim_t claim{};
     const int64_t result = pub->try_claim(length, &claim);
     if (result < 0) return set_offer_error(result, where());
+    const auto publication = py::reinterpret_borrow<py::object>(self);
     std::unique_ptr<BufferClaim> owned;
     try {
-        owned = std::make_unique<BufferClaim>(&pub->claims(), py::reinterpret_borrow<py::object>(self), claim, result);
+        if (PyObject *reused = pub->claims().reuse_claim(publication, claim, result)) return reused;
+        owned = std::make_unique<BufferClaim>(&pub->claims(), publication, claim, result);
     } catch (...) {
         aeron_buffer_claim_abort(&claim);  // out of memory: never leave the log blocked
         throw;

@@ -166,7 +166,7 @@ private:
         AERON_PY_FAST_BEGIN                                                                      \
         Subscription *sub = fast::self_as<Subscription>(self);                                   \
         if (sub == nullptr) return nullptr;                                                      \
-        py::object keep = py::reinterpret_borrow<py::object>(self);                             \
+        /* `self` stays alive: the caller holds its arguments for the call */                  \
         return sub->run(mode, reassemble, #name, args, nargs, kw);                               \
         AERON_PY_FAST_END                                                                        \
     }

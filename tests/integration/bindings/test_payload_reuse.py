@@ -154,3 +154,87 @@ def test_claims_of_different_lengths_reuse_the_view_with_the_right_length(aeron)
     got: list[bytes] = []
     receive(sub, len(lengths), got.append)
     assert got == [b"x" * n for n in lengths]
+
+
+def test_a_claim_object_kept_after_commit_is_never_restarted(aeron):
+    pub, sub = connected(aeron)
+    kept = pub.try_claim(4)
+    kept.data[:] = b"keep"
+    kept.commit()
+    weak_target = pub.try_claim(4)
+    weak_target.data[:] = b"weak"
+    weak_target.commit()
+    weak = weakref.ref(weak_target)
+    del weak_target
+    later = []
+    for i in range(4):
+        claim = pub.try_claim(4)
+        later.append(claim.position)
+        claim.data[:] = bytes([48 + i]) * 4
+        claim.commit()
+        assert claim is not kept and claim is not weak()
+        del claim
+    assert kept.state == "committed" and kept.done and kept.length == 4
+    with pytest.raises(RuntimeError, match="already committed"):
+        kept.commit()
+    with pytest.raises(ValueError):
+        kept.data
+    assert later == sorted(later) and len(set(later)) == 4
+    got: list[bytes] = []
+    receive(sub, 6, got.append)
+    assert got == [b"keep", b"weak"] + [bytes([48 + i]) * 4 for i in range(4)]
+
+
+def test_an_ended_claim_does_not_keep_its_publication_alive(aeron):
+    pub, _ = connected(aeron)
+    claim = pub.try_claim(4)
+    claim.data[:] = b"1234"
+    claim.commit()
+    del claim  # now the publication's spare claim
+    publication = weakref.ref(pub) if hasattr(type(pub), "__weakref__") else None
+    pub.close()
+    del pub
+    gc.collect()
+    if publication is not None:
+        assert publication() is None
+
+
+def test_a_pending_claim_dropped_is_aborted_and_the_next_claim_works(aeron):
+    pub, sub = connected(aeron)
+    dropped = pub.try_claim(4)
+    dropped.data[:] = b"lost"
+    del dropped  # abandoned while pending: aborted (padding), never sent
+    claim = pub.try_claim(4)
+    claim.data[:] = b"sent"
+    claim.abort()
+    del claim
+    with pub.try_claim(4) as buf:
+        buf[:] = b"real"
+    got: list[bytes] = []
+    receive(sub, 1, got.append)
+    assert got == [b"real"]
+
+
+def test_poll_counts_above_the_small_ints_and_offer_positions_are_exact(aeron):
+    pub, sub = connected(aeron)
+    positions = [pub.offer(bytes(8)) for _ in range(300)]  # kept: every one its own value
+    assert all(p > 0 for p in positions) and positions == sorted(positions)
+    assert [b - a for a, b in zip(positions, positions[1:])] == [64] * 299  # 32 B header + 8 B, 32 B aligned
+    assert positions[-1] == pub.position
+    calls = [0]
+
+    def count(data, header):
+        calls[0] += 1
+
+    got = 0
+    for _ in range(100):
+        got += sub.poll(count, 1000)
+        if got >= 300:
+            break
+    assert got == calls[0] == 300
+    last = 0
+    for _ in range(1000):  # results dropped at once: recycled ints, still the right values
+        position = pub.offer(b"x")
+        assert position > last
+        last = position
+    assert last == pub.position and hash(last) == hash(int(str(last)))
