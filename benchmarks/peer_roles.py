@@ -2,8 +2,10 @@
 
 Each role is written twice, once per library, each through that library's *natural user
 API* as its documentation shows it: ``pub.offer(bytes)`` and ``sub.poll(handler, limit)``
-with a Python handler called per message, and the library's own idle strategy objects
-(both wrap the same Aeron C idle functions).
+with a Python handler called per message. Idle modes: ``spin`` is the bare loop a user
+writes (``while not sub.poll(handler, 10): pass``, no idle call); ``yield`` calls the
+library's own yielding idle strategy object after each empty poll (both wrap Aeron's C
+idle function; pyaeron's releases and re-takes the GIL on every call, aeron_py's does not).
 
 - aeron_py: ``aeron_py.Aeron(dir=...)``, ``offer`` returns the new position (> 0) or a
   negative retryable code and raises on terminal ones; the handler gets ``(bytes, Header)``.
@@ -16,6 +18,7 @@ Roles:
   fragment handler (as cpong does), until SIGINT or ``--max-seconds``.
 - ``ping``: one message in flight: offer 32 B, poll until the echo arrives, check it is
   ours, record the round trip (``perf_counter_ns``); print a JSON summary.
+- ``paths``: nanoseconds per call of every path of the natural API (``peer_paths.py``).
 - ``drain``: subscriber handler throughput.  One exclusive IPC publication and one
   subscription in this process: offer ``--batch`` messages (untimed; the log holds them,
   the batch is below the publication window), then time ``poll(handler, limit)`` until the
@@ -66,7 +69,7 @@ class AeronPy:
 
         self.lib = aeron_py
         self.client = aeron_py.Aeron(dir=aeron_dir, timeout=SETUP_TIMEOUT_S, resource_timeout=SETUP_TIMEOUT_S)
-        self.idle = {"spin": aeron_py.BusySpinIdleStrategy, "yield": aeron_py.YieldingIdleStrategy}[idle]()
+        self.idle = aeron_py.YieldingIdleStrategy() if idle == "yield" else None
 
     def subscription(self, channel: str, stream: int) -> Any:
         return self.client.add_subscription(channel, stream)
@@ -92,7 +95,7 @@ class PyAeron:
 
         self.lib = pyaeron
         self.client = pyaeron.Aeron(dir=aeron_dir)
-        self.idle = {"spin": pyaeron.IdleStrategy.busy_spin, "yield": pyaeron.IdleStrategy.yielding}[idle]()
+        self.idle = pyaeron.IdleStrategy.yielding() if idle == "yield" else None
 
     def subscription(self, channel: str, stream: int) -> Any:
         return self.client.add_subscription(channel, stream)
@@ -129,7 +132,8 @@ def pong_main(args: argparse.Namespace) -> int:
     sub = peer.subscription(args.channel, args.ping_stream)
     pub = peer.publication(args.channel, args.pong_stream, connected=False)  # the ping subscribes later
     print("READY", flush=True)
-    offer, poll, idle = pub.offer, sub.poll, peer.idle.idle
+    offer, poll = pub.offer, sub.poll
+    idle = None if peer.idle is None else peer.idle.idle
     echoed = 0
 
     if args.library == "aeron_py":
@@ -147,8 +151,12 @@ def pong_main(args: argparse.Namespace) -> int:
 
     deadline = time.monotonic() + args.max_seconds
     loops = 0
+    limit = args.fragment_limit
     while not stop.stopped:
-        idle(poll(handler, args.fragment_limit))
+        if idle is None:
+            poll(handler, limit)
+        else:
+            idle(poll(handler, limit))
         loops += 1
         if loops & 0xFFFF == 0 and time.monotonic() > deadline:
             break
@@ -161,7 +169,7 @@ def pong_main(args: argparse.Namespace) -> int:
 # ping
 
 
-def _ping_aeron_py(pub: Any, sub: Any, idle: Callable[[int], None], count: int, seq0: int,
+def _ping_aeron_py(pub: Any, sub: Any, idle: Callable[[int], None] | None, count: int, seq0: int,
                    limit: int) -> list[int]:
     offer, poll, clock = pub.offer, sub.poll, time.perf_counter_ns
     pad = bytes(MSG_LEN - 8)
@@ -182,7 +190,8 @@ def _ping_aeron_py(pub: Any, sub: Any, idle: Callable[[int], None], count: int, 
                 raise harness.BenchError(f"ping {i}: offer not accepted for {SAMPLE_TIMEOUT_S}s")
         spins = 0
         while not poll(handler, limit):
-            idle(0)
+            if idle is not None:
+                idle(0)
             spins += 1
             if spins & 0xFFF == 0 and clock() - start > timeout_ns:
                 raise harness.BenchError(f"ping {i}: no pong within {SAMPLE_TIMEOUT_S}s")
@@ -192,7 +201,7 @@ def _ping_aeron_py(pub: Any, sub: Any, idle: Callable[[int], None], count: int, 
     return rtts
 
 
-def _ping_pyaeron(pub: Any, sub: Any, idle: Callable[[int], None], count: int, seq0: int,
+def _ping_pyaeron(pub: Any, sub: Any, idle: Callable[[int], None] | None, count: int, seq0: int,
                   limit: int) -> list[int]:
     offer, poll, clock = pub.offer, sub.poll, time.perf_counter_ns
     pad = bytes(MSG_LEN - 8)
@@ -213,7 +222,8 @@ def _ping_pyaeron(pub: Any, sub: Any, idle: Callable[[int], None], count: int, s
                 raise harness.BenchError(f"ping {i}: offer not accepted for {SAMPLE_TIMEOUT_S}s")
         spins = 0
         while not poll(handler, limit):
-            idle(0)
+            if idle is not None:
+                idle(0)
             spins += 1
             if spins & 0xFFF == 0 and clock() - start > timeout_ns:
                 raise harness.BenchError(f"ping {i}: no pong within {SAMPLE_TIMEOUT_S}s")
@@ -229,9 +239,10 @@ def ping_main(args: argparse.Namespace) -> int:
     pub = peer.publication(args.channel, args.ping_stream)
     _wait(lambda: bool(sub.is_connected), "pong subscription not connected")
     loop = _ping_aeron_py if args.library == "aeron_py" else _ping_pyaeron
+    idle = None if peer.idle is None else peer.idle.idle
     started = time.monotonic()
-    loop(pub, sub, peer.idle.idle, args.warmup, 0, args.fragment_limit)
-    rtts = loop(pub, sub, peer.idle.idle, args.samples, args.warmup, args.fragment_limit)
+    loop(pub, sub, idle, args.warmup, 0, args.fragment_limit)
+    rtts = loop(pub, sub, idle, args.samples, args.warmup, args.fragment_limit)
     wall = time.monotonic() - started
     print(json.dumps({"rtt_us": harness.percentiles_us(rtts), "wall_s": round(wall, 3),
                       "client": peer.version()}), flush=True)
@@ -261,7 +272,8 @@ def drain_main(args: argparse.Namespace) -> int:
     peer = connect(args.library, args.dir, args.idle)
     sub = peer.subscription(args.channel, args.stream)
     pub = peer.publication(args.channel, args.stream)
-    idle, poll, limit, clock = peer.idle.idle, sub.poll, args.fragment_limit, time.perf_counter_ns
+    poll, limit, clock = sub.poll, args.fragment_limit, time.perf_counter_ns
+    idle = (lambda work: None) if peer.idle is None else peer.idle.idle
     seen = 0
 
     def handler(data: Any, header: Any) -> None:  # the same body for both libraries
@@ -290,11 +302,27 @@ def drain_main(args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------------------------
+# paths (ns per call of each path of the natural API: peer_paths.py)
+
+
+def paths_main(args: argparse.Namespace) -> int:
+    from benchmarks import peer_paths
+
+    peer = connect(args.library, args.dir, "spin")
+    sub = peer.subscription(args.channel, args.stream)
+    pub = peer.publication(args.channel, args.stream)
+    result = peer_paths.measure(args.library, pub, sub, args.repeats)
+    print(json.dumps({"ns_per_op": result, "client": peer.version()}), flush=True)
+    peer.close()
+    return 0
+
+
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="peer benchmark child process (started by peers.py)")
     parser.add_argument("library", choices=LIBRARIES)
     roles = parser.add_subparsers(dest="role", required=True)
-    for role in ("ping", "pong", "drain"):
+    for role in ("ping", "pong", "drain", "paths"):
         p = roles.add_parser(role)
         p.add_argument("--dir", required=True, help="the shared driver's AERON_DIR")
         p.add_argument("--channel", default="aeron:ipc")
@@ -308,6 +336,9 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
             p.add_argument("--samples", type=int, required=True)
         if role == "pong":
             p.add_argument("--max-seconds", type=float, default=600.0)
+        if role == "paths":
+            p.add_argument("--stream", type=int, required=True)
+            p.add_argument("--repeats", type=int, default=3, help="timed runs per path; the best is reported")
         if role == "drain":
             p.add_argument("--stream", type=int, required=True)
             p.add_argument("--batch", type=int, required=True, help="messages per timed drain")
@@ -317,7 +348,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse_args(argv)
-    return {"ping": ping_main, "pong": pong_main, "drain": drain_main}[args.role](args)
+    return {"ping": ping_main, "pong": pong_main, "drain": drain_main, "paths": paths_main}[args.role](args)
 
 
 if __name__ == "__main__":

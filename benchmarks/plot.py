@@ -115,6 +115,22 @@ def _peer_throughput_panel(ax: Any, thr: dict[str, Any]) -> None:
                  f"(ratio aeron_py / pyaeron {thr.get('ratio_aeron_py_over_pyaeron')})", fontsize=10)
 
 
+def _peer_paths_panel(ax: Any, paths: dict[str, Any]) -> None:
+    names = list(paths["speedup_over_pyaeron"])
+    speedups = [paths["speedup_over_pyaeron"][n] or 0.0 for n in names]
+    ax.barh(range(len(names)), speedups, 0.6, color=[COLOURS["aeron_py"] if v >= 1.0 else "#c44e52" for v in speedups])
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    for y, (name, v) in enumerate(zip(names, speedups)):
+        ns = paths["aeron_py"]["ns_per_op"][name], paths["pyaeron"]["ns_per_op"][name]
+        ax.annotate(f"{v:.2f}x ({ns[0]} vs {ns[1]} ns)", (v, y), va="center", fontsize=7, xytext=(3, 0),
+                    textcoords="offset points")
+    ax.set_yticks(range(len(names)))
+    ax.set_yticklabels(names, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("speed-up over pyaeron (its ns / aeron_py's ns; > 1 = aeron_py faster)")
+    ax.set_title(f"each path, {paths['msg_len']} B, ns per call (median of rounds)", fontsize=10)
+
+
 def _load(results: dict[str, Any]) -> str:
     """", load avg a → b" (1-minute load average before and after the run), or ""."""
     machine = results.get("machine", {})
@@ -125,10 +141,14 @@ def _load(results: dict[str, Any]) -> str:
 
 
 def render_peers(results: dict[str, Any], out: Path) -> None:
-    """Write the two-panel PNG for a ``peers.json`` document."""
-    fig, axes = plt.subplots(1, 2, figsize=(13, 5.5), gridspec_kw={"width_ratios": [2, 1]})
+    """Write the PNG for a ``peers.json`` document (RTT, handler throughput, and every path when measured)."""
+    has_paths = "paths" in results
+    fig, axes = plt.subplots(1, 3 if has_paths else 2, figsize=(19 if has_paths else 13, 5.5),
+                             gridspec_kw={"width_ratios": [2, 1, 1.6] if has_paths else [2, 1]})
     _peer_rtt_panel(axes[0], results["rtt"])
     _peer_throughput_panel(axes[1], results["throughput"])
+    if has_paths:
+        _peer_paths_panel(axes[2], results["paths"])
     versions = results["versions"]
     fig.suptitle(f"aeron_py vs pyaeron {versions['pyaeron']['package']} — one Aeron {versions['driver_aeron']} C "
                  f"driver (SHARED, backoff), {results['machine']['cpu_count']} cores, median of "
