@@ -19,13 +19,15 @@ Roles:
 - ``ping``: one message in flight: offer 32 B, poll until the echo arrives, check it is
   ours, record the round trip (``perf_counter_ns``); print a JSON summary.
 - ``paths``: nanoseconds per call of every path of the natural API (``peer_paths.py``).
+- ``paths-both``: the same for both libraries in one process, in turn.
 - ``drain``: subscriber handler throughput.  One exclusive IPC publication and one
   subscription in this process: offer ``--batch`` messages (untimed; the log holds them,
   the batch is below the publication window), then time ``poll(handler, limit)`` until the
   handler has seen all of them.  No publisher competes for the CPU while the drain is timed,
   so the rate is the cost of poll + one Python handler call per message.
 
-Only the library under test is imported (never both Aeron clients in one process).
+Only the library under test is imported, except by ``paths-both``, which measures both in
+one process in turn (the same interpreter, heap and CPU for both).
 Usage: ``python peer_roles.py {aeron_py|pyaeron} {ping|pong|drain} --help``.
 """
 from __future__ import annotations
@@ -318,11 +320,37 @@ def paths_main(args: argparse.Namespace) -> int:
     return 0
 
 
+def paths_both_main(args: argparse.Namespace) -> int:
+    """Both libraries in ONE process, measured in turn: the same interpreter, heap and CPU for
+    both, so what differs is only the libraries' code. The one role that imports both (each
+    links its own Aeron; CPython loads extensions with RTLD_LOCAL, so neither sees the other's
+    symbols)."""
+    from benchmarks import peer_paths
+
+    rigs = []
+    for offset, library in enumerate(LIBRARIES):
+        peer = connect(library, args.dir, "spin")
+        sub = peer.subscription(args.channel, args.stream + offset)
+        pub = peer.publication(args.channel, args.stream + offset)
+        rigs.append((library, peer, pub, sub))
+    runs: dict[str, list[dict[str, float]]] = {library: [] for library in LIBRARIES}
+    for _ in range(args.rounds):
+        for library, _peer, pub, sub in rigs:
+            runs[library].append(peer_paths.measure(library, pub, sub, args.repeats))
+    median = {library: {path: sorted(r[path] for r in out)[len(out) // 2] for path in peer_paths.PATHS}
+              for library, out in runs.items()}
+    print(json.dumps({"ns_per_op": median, "rounds": runs,
+                      "clients": {library: peer.version() for library, peer, _pub, _sub in rigs}}), flush=True)
+    for _library, peer, _pub, _sub in rigs:
+        peer.close()
+    return 0
+
+
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="peer benchmark child process (started by peers.py)")
-    parser.add_argument("library", choices=LIBRARIES)
+    parser.add_argument("library", choices=(*LIBRARIES, "both"), help="'both' only with the paths-both role")
     roles = parser.add_subparsers(dest="role", required=True)
-    for role in ("ping", "pong", "drain", "paths"):
+    for role in ("ping", "pong", "drain", "paths", "paths-both"):
         p = roles.add_parser(role)
         p.add_argument("--dir", required=True, help="the shared driver's AERON_DIR")
         p.add_argument("--channel", default="aeron:ipc")
@@ -336,9 +364,11 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
             p.add_argument("--samples", type=int, required=True)
         if role == "pong":
             p.add_argument("--max-seconds", type=float, default=600.0)
-        if role == "paths":
-            p.add_argument("--stream", type=int, required=True)
+        if role in ("paths", "paths-both"):
+            p.add_argument("--stream", type=int, required=True, help="paths-both also uses the next stream id")
             p.add_argument("--repeats", type=int, default=3, help="timed runs per path; the best is reported")
+        if role == "paths-both":
+            p.add_argument("--rounds", type=int, default=5, help="turns of aeron_py then pyaeron; the median is reported")
         if role == "drain":
             p.add_argument("--stream", type=int, required=True)
             p.add_argument("--batch", type=int, required=True, help="messages per timed drain")
@@ -348,7 +378,10 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse_args(argv)
-    return {"ping": ping_main, "pong": pong_main, "drain": drain_main, "paths": paths_main}[args.role](args)
+    if (args.library == "both") != (args.role == "paths-both"):
+        raise SystemExit("peer_roles.py: 'both' goes with the paths-both role, and only with it")
+    return {"ping": ping_main, "pong": pong_main, "drain": drain_main, "paths": paths_main,
+            "paths-both": paths_both_main}[args.role](args)
 
 
 if __name__ == "__main__":

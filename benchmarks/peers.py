@@ -127,6 +127,31 @@ def run_paths(driver: Any, quick: bool, rounds: int) -> dict[str, Any]:
     return entry
 
 
+def run_paths_same_process(driver: Any, quick: bool) -> dict[str, Any]:
+    """Every path for both libraries in ONE process, in turn (peer_roles.py paths-both): what
+    differs is only the libraries' code, not the process, its heap or the CPU it landed on."""
+    from benchmarks import peer_paths as paths
+
+    rounds = 3 if quick else 5
+    child = harness.Child("both-paths", harness.python_child_argv(
+        "peer_roles.py", "both", "paths-both", "--dir", driver.dir, "--channel", CHANNEL,
+        "--stream", str(harness.next_stream_id()), "--repeats", "2" if quick else "3", "--rounds", str(rounds)),
+        driver.client_env())
+    harness.next_stream_id()  # the child's second stream
+    code = child.wait(600.0)
+    if code != 0:
+        raise harness.BenchError(f"paths-both exited {code}: {child.stderr_tail()}")
+    result = _last_json(child)
+    ns = result["ns_per_op"]
+    entry: dict[str, Any] = {"rounds": rounds, **result,
+                             "speedup_over_pyaeron": {path: harness.ratio(ns["pyaeron"][path], ns["aeron_py"][path])
+                                                      for path in paths.PATHS}}
+    for path in paths.PATHS:
+        log.info("  same process: %-16s aeron_py %s ns, pyaeron %s ns, speed-up %s", path, ns["aeron_py"][path],
+                 ns["pyaeron"][path], entry["speedup_over_pyaeron"][path])
+    return entry
+
+
 def _last_json(child: harness.Child) -> dict[str, Any]:
     for line in reversed(child.snapshot()):
         if line.text.startswith("{"):
@@ -275,6 +300,7 @@ def main(argv: list[str] | None = None) -> int:
         rtt = run_rtt(tools, driver, args.quick, args.rounds)
         thr = run_throughput(driver, args.quick, args.rounds)
         paths = run_paths(driver, args.quick, args.rounds)
+        same_process = run_paths_same_process(driver, args.quick)
         settings = dict(driver.settings)
     results = {
         "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -298,10 +324,14 @@ def main(argv: list[str] | None = None) -> int:
             "order": "every round runs C (RTT only), aeron_py, pyaeron in turn",
             "paths": "peer_paths.py: ns per call of each path, one child process per library per round, best of "
                      "`repeats` timed runs inside the child, median over rounds",
+            "paths_same_process": "the same paths for both libraries in one child process, in turn, median over "
+                                  "rounds: the same interpreter, heap and CPU for both (separate processes differ "
+                                  "by several ns per call from run to run on this VM, whichever library runs)",
         },
         "rtt": rtt,
         "throughput": thr,
         "paths": paths,
+        "paths_same_process": same_process,
     }
     json_path, png_path = harness.save_run(args.out_dir, "peers", results, history_row(results), plot.render_peers,
                                            "quick" if args.quick else "")
@@ -325,6 +355,8 @@ def history_row(results: dict[str, Any]) -> dict[str, Any]:
     row["handler_ratio_over_pyaeron"] = pick(results, "throughput", "ratio_aeron_py_over_pyaeron")
     for path, speedup in ((results.get("paths") or {}).get("speedup_over_pyaeron") or {}).items():
         row[f"path_{path}_speedup_over_pyaeron"] = speedup
+    for path, speedup in ((results.get("paths_same_process") or {}).get("speedup_over_pyaeron") or {}).items():
+        row[f"same_process_{path}_speedup_over_pyaeron"] = speedup
     return row
 
 
@@ -351,6 +383,9 @@ def print_summary(results: dict[str, Any]) -> None:
     for path, speedup in paths["speedup_over_pyaeron"].items():
         print(f"{path:<18}{str(paths['aeron_py']['ns_per_op'][path]):>12}{str(paths['pyaeron']['ns_per_op'][path]):>12}"
               f"{str(speedup):>10}")
+    same = results["paths_same_process"]
+    print("same process, in turn: " + ", ".join(f"{path} {speedup}" for path, speedup in
+                                                 same["speedup_over_pyaeron"].items()))
     for name, t in results["targets"].items():
         bound = f"<= {t['target_max']}" if "target_max" in t else f">= {t['target_min']}"
         print(f"target {name}: {t['ratio']} ({bound}) met={t['met']}")

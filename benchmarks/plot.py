@@ -115,7 +115,7 @@ def _peer_throughput_panel(ax: Any, thr: dict[str, Any]) -> None:
                  f"(ratio aeron_py / pyaeron {thr.get('ratio_aeron_py_over_pyaeron')})", fontsize=10)
 
 
-def _peer_paths_panel(ax: Any, paths: dict[str, Any]) -> None:
+def _peer_paths_panel(ax: Any, paths: dict[str, Any], same: dict[str, Any] | None) -> None:
     names = list(paths["speedup_over_pyaeron"])
     speedups = [paths["speedup_over_pyaeron"][n] or 0.0 for n in names]
     ax.barh(range(len(names)), speedups, 0.6, color=[COLOURS["aeron_py"] if v >= 1.0 else "#c44e52" for v in speedups])
@@ -124,11 +124,17 @@ def _peer_paths_panel(ax: Any, paths: dict[str, Any]) -> None:
         ns = paths["aeron_py"]["ns_per_op"][name], paths["pyaeron"]["ns_per_op"][name]
         ax.annotate(f"{v:.2f}x ({ns[0]} vs {ns[1]} ns)", (v, y), va="center", fontsize=7, xytext=(3, 0),
                     textcoords="offset points")
+    if same:
+        dots = [same["speedup_over_pyaeron"].get(n) for n in names]
+        ax.scatter([d or 0.0 for d in dots], range(len(names)), marker="D", s=18, color="black", zorder=3,
+                   label="both in one process, in turn")
+        ax.legend(fontsize=7, loc="lower right")
     ax.set_yticks(range(len(names)))
     ax.set_yticklabels(names, fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("speed-up over pyaeron (its ns / aeron_py's ns; > 1 = aeron_py faster)")
-    ax.set_title(f"each path, {paths['msg_len']} B, ns per call (median of rounds)", fontsize=10)
+    ax.set_title(f"each path, {paths['msg_len']} B: bars one process per library (ns per call, median of "
+                 "rounds)", fontsize=9)
 
 
 def _load(results: dict[str, Any]) -> str:
@@ -148,7 +154,7 @@ def render_peers(results: dict[str, Any], out: Path) -> None:
     _peer_rtt_panel(axes[0], results["rtt"])
     _peer_throughput_panel(axes[1], results["throughput"])
     if has_paths:
-        _peer_paths_panel(axes[2], results["paths"])
+        _peer_paths_panel(axes[2], results["paths"], results.get("paths_same_process"))
     versions = results["versions"]
     fig.suptitle(f"aeron_py vs pyaeron {versions['pyaeron']['package']} — one Aeron {versions['driver_aeron']} C "
                  f"driver (SHARED, backoff), {results['machine']['cpu_count']} cores, median of "
