@@ -9,6 +9,7 @@ import weakref
 
 import pytest
 
+import aeron_py
 from conftest import wait_until
 
 pytestmark = [pytest.mark.timeout(30), pytest.mark.integration]
@@ -238,3 +239,30 @@ def test_poll_counts_above_the_small_ints_and_offer_positions_are_exact(aeron):
         assert position > last
         last = position
     assert last == pub.position and hash(last) == hash(int(str(last)))
+
+
+def test_ended_claims_outliving_their_publication_and_client_raise_cleanly(aeron):
+    pub, _ = connected(aeron)
+    held = []
+    for i in range(3):  # two become the publication's spares, all three stay held here too
+        claim = pub.try_claim(4)
+        claim.data[:] = bytes([49 + i]) * 4
+        claim.commit()
+        held.append(claim)
+    spare = pub.try_claim(4)
+    spare.abort()
+    del spare
+    pub.close()
+    with pytest.raises(aeron_py.errors.PublicationClosedError):
+        pub.try_claim(4)
+    del pub
+    gc.collect()
+    aeron.close()
+    for claim in held:  # their publication and client are gone: every use raises, nothing crashes
+        assert claim.state == "committed" and claim.done
+        with pytest.raises(ValueError):
+            claim.data
+        with pytest.raises(RuntimeError, match="already committed"):
+            claim.commit()
+        with pytest.raises(RuntimeError):
+            claim.abort()
