@@ -106,6 +106,14 @@ class Image:
     """
     aeron_image_t: one publication's stream as seen by a subscription.
     """
+    def bounded_controlled_poll(self, handler: typing.Any, limit_position: typing.SupportsInt | typing.SupportsIndex, fragment_limit: typing.SupportsInt | typing.SupportsIndex = 10, zero_copy: bool = False, with_header: bool = True) -> int:
+        """
+        aeron_image_bounded_controlled_poll: controlled_poll() up to limit_position; the handler returns an ACTION_* (None = CONTINUE).
+        """
+    def bounded_poll(self, handler: typing.Any, limit_position: typing.SupportsInt | typing.SupportsIndex, fragment_limit: typing.SupportsInt | typing.SupportsIndex = 10, zero_copy: bool = False, with_header: bool = True) -> int:
+        """
+        aeron_image_bounded_controlled_poll: poll(), delivering only messages that end at or before limit_position (a stream position, e.g. a recording's stop or another stream's position). Returns the fragment count.
+        """
     def close(self) -> None:
         """
         aeron_subscription_image_release; idempotent. Deferred until a poll in progress returns.

@@ -82,7 +82,10 @@ class Image(_aeron.Image):
 
     ``poll(handler, fragment_limit=10, zero_copy=False, with_header=True)``,
     ``controlled_poll(...)`` and ``poll_batch(fragment_limit=100)`` are inherited from
-    the extension (``aeron_image_controlled_poll``, reassembling).
+    the extension (``aeron_image_controlled_poll``, reassembling), and so are
+    ``bounded_poll(handler, limit_position, ...)`` and ``bounded_controlled_poll(...)``
+    (``aeron_image_bounded_controlled_poll``), which deliver only the messages that end at
+    or before ``limit_position``.
     """
 
     __slots__ = ()

@@ -77,6 +77,36 @@ PyObject *Image::run(PollMode mode, const char *function, PyObject *const *args,
                     });
 }
 
+int Image::bounded(bool controlled, py::object handler, int64_t limit_position, long fragment_limit, bool zero_copy,
+                   bool with_header) {
+    const char *call = controlled ? "bounded_controlled_poll" : "bounded_poll";
+    if (!PyCallable_Check(handler.ptr()))
+        throw py::type_error(std::string(call) + "(): handler must be callable, not " +
+                             Py_TYPE(handler.ptr())->tp_name);
+    if (limit_position < 0)
+        throw py::value_error(std::string(call) + "(): limit_position must be >= 0 (a stream position), got " +
+                              std::to_string(limit_position));
+    if (fragment_limit < 0 || fragment_limit > INT32_MAX)
+        throw py::value_error(std::string(call) + "(): fragment_limit must be between 0 and 2147483647, got " +
+                              std::to_string(fragment_limit));
+    PollArgs args;
+    args.handler = handler.ptr();
+    args.fragment_limit = fragment_limit;
+    args.zero_copy = zero_copy;
+    args.with_header = with_header;
+    aeron_image_t *image = live();
+    if (!poller_) poller_ = std::make_unique<Poller>();
+    PyObject *count = run_poll(*sub_, handle_.get(), *poller_, controlled ? PollMode::CONTROLLED : PollMode::HANDLER,
+                               args, true, "aeron_image_bounded_controlled_poll",
+                               [image, limit_position](aeron_controlled_fragment_handler_t on_fragment, void *clientd,
+                                                       size_t limit) {
+                                   return aeron_image_bounded_controlled_poll(image, on_fragment, clientd,
+                                                                              limit_position, limit);
+                               });
+    if (count == nullptr) throw py::error_already_set();
+    return py::reinterpret_steal<py::int_>(count).cast<int>();
+}
+
 #define AERON_PY_IMAGE_FAST(name, mode)                                                                   \
     PyObject *Image::name(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {  \
         AERON_PY_FAST_BEGIN                                                                               \
@@ -172,6 +202,27 @@ void init_image(py::module_ &m) {
             },
             "aeron_image_is_publication_revoked: its publication was revoked, not closed (a callback snapshot: "
             "as it was when the callback was called, e.g. in on_unavailable_image)")
+        .def(
+            "bounded_poll",
+            [](Image &i, py::object handler, int64_t limit_position, long fragment_limit, bool zero_copy,
+               bool with_header) {
+                return i.bounded(false, std::move(handler), limit_position, fragment_limit, zero_copy, with_header);
+            },
+            py::arg("handler"), py::arg("limit_position"), py::arg("fragment_limit") = 10,
+            py::arg("zero_copy") = false, py::arg("with_header") = true,
+            "aeron_image_bounded_controlled_poll: poll(), delivering only messages that end at or before "
+            "limit_position (a stream position, e.g. a recording's stop or another stream's position). Returns "
+            "the fragment count.")
+        .def(
+            "bounded_controlled_poll",
+            [](Image &i, py::object handler, int64_t limit_position, long fragment_limit, bool zero_copy,
+               bool with_header) {
+                return i.bounded(true, std::move(handler), limit_position, fragment_limit, zero_copy, with_header);
+            },
+            py::arg("handler"), py::arg("limit_position"), py::arg("fragment_limit") = 10,
+            py::arg("zero_copy") = false, py::arg("with_header") = true,
+            "aeron_image_bounded_controlled_poll: controlled_poll() up to limit_position; the handler returns an "
+            "ACTION_* (None = CONTINUE).")
         .def("reject", &Image::reject, py::arg("reason"), "aeron_image_reject")
         .def("close", &Image::close,
              "aeron_subscription_image_release; idempotent. Deferred until a poll in progress returns.");
