@@ -172,6 +172,22 @@ py::object make_live_image(const std::shared_ptr<SubState> &sub, aeron_image_t *
     return as_public_image(std::make_unique<Image>(sub, handle, std::move(constants)));
 }
 
+namespace {
+
+// Image.bounded_poll / bounded_controlled_poll: one signature, `controlled` tells them apart.
+void def_bounded(py::class_<Image> &cls, const char *name, bool controlled, const char *doc) {
+    cls.def(
+        name,
+        [controlled](Image &i, py::object handler, int64_t limit_position, long fragment_limit, bool zero_copy,
+                     bool with_header) {
+            return i.bounded(controlled, std::move(handler), limit_position, fragment_limit, zero_copy, with_header);
+        },
+        py::arg("handler"), py::arg("limit_position"), py::arg("fragment_limit") = 10, py::arg("zero_copy") = false,
+        py::arg("with_header") = true, doc);
+}
+
+}  // namespace
+
 void init_image(py::module_ &m) {
     py::class_<Image> cls(m, "Image", "aeron_image_t: one publication's stream as seen by a subscription.");
     cls.def_property_readonly("session_id", [](const Image &i) { return i.constants().session_id; })
@@ -202,30 +218,16 @@ void init_image(py::module_ &m) {
             },
             "aeron_image_is_publication_revoked: its publication was revoked, not closed (a callback snapshot: "
             "as it was when the callback was called, e.g. in on_unavailable_image)")
-        .def(
-            "bounded_poll",
-            [](Image &i, py::object handler, int64_t limit_position, long fragment_limit, bool zero_copy,
-               bool with_header) {
-                return i.bounded(false, std::move(handler), limit_position, fragment_limit, zero_copy, with_header);
-            },
-            py::arg("handler"), py::arg("limit_position"), py::arg("fragment_limit") = 10,
-            py::arg("zero_copy") = false, py::arg("with_header") = true,
-            "aeron_image_bounded_controlled_poll: poll(), delivering only messages that end at or before "
-            "limit_position (a stream position, e.g. a recording's stop or another stream's position). Returns "
-            "the fragment count.")
-        .def(
-            "bounded_controlled_poll",
-            [](Image &i, py::object handler, int64_t limit_position, long fragment_limit, bool zero_copy,
-               bool with_header) {
-                return i.bounded(true, std::move(handler), limit_position, fragment_limit, zero_copy, with_header);
-            },
-            py::arg("handler"), py::arg("limit_position"), py::arg("fragment_limit") = 10,
-            py::arg("zero_copy") = false, py::arg("with_header") = true,
-            "aeron_image_bounded_controlled_poll: controlled_poll() up to limit_position; the handler returns an "
-            "ACTION_* (None = CONTINUE).")
         .def("reject", &Image::reject, py::arg("reason"), "aeron_image_reject")
         .def("close", &Image::close,
              "aeron_subscription_image_release; idempotent. Deferred until a poll in progress returns.");
+    def_bounded(cls, "bounded_poll", false,
+                "aeron_image_bounded_controlled_poll: poll(), delivering only messages that end at or before "
+                "limit_position (a stream position, e.g. a recording's stop or another stream's position). Returns "
+                "the fragment count.");
+    def_bounded(cls, "bounded_controlled_poll", true,
+                "aeron_image_bounded_controlled_poll: controlled_poll() up to limit_position; the handler returns an "
+                "ACTION_* (None = CONTINUE).");
     fast::add_method(cls, &poll_def);
     fast::add_method(cls, &controlled_poll_def);
     fast::add_method(cls, &poll_batch_def);
