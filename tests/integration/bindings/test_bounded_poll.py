@@ -101,3 +101,28 @@ def test_a_raising_handler_stops_a_bounded_poll_and_loses_nothing(aeron):
     wait_until(lambda: image.bounded_poll(lambda d, h: got.append(d[0]), 1 << 40) >= 0 and len(got) >= 3, 5,
                "the rest")
     assert got == [0, 1, 2]
+
+
+def test_closing_the_image_or_client_inside_a_bounded_poll_is_deferred(aeron):
+    pub, sub, image = live_image(aeron, STREAM + 5)
+    send(pub, 3)
+    got: list[int] = []
+
+    def close_image(data, header):
+        got.append(data[0])
+        image.close()  # deferred: nothing more is delivered, the release runs when the poll returns
+
+    wait_until(lambda: image.bounded_poll(close_image, 1 << 40) > 0, 5, "the first message")
+    assert got == [0] and not image.is_live
+    with pytest.raises(Exception, match="closed"):
+        image.bounded_poll(lambda d, h: None, 1 << 40)
+    [again] = sub.images()
+
+    def close_client(data, header):
+        got.append(data[0])
+        aeron.close()
+
+    wait_until(lambda: again.bounded_controlled_poll(close_client, 1 << 40) > 0, 5, "the next message")
+    assert got == [0, 1]
+    with pytest.raises(Exception, match="closed"):
+        again.bounded_poll(lambda d, h: None, 1 << 40)
