@@ -715,9 +715,9 @@ class EndpointFilter:
     """
     aeron_py_endpoint_filter_t: a receive-side UDP channel interceptor for the embedded driver.
     """
-    def __init__(self, max_setup_term_length: typing.SupportsInt | typing.SupportsIndex, setup_rate: typing.SupportsFloat | typing.SupportsIndex, setup_burst: typing.SupportsFloat | typing.SupportsIndex, max_images_per_source: typing.SupportsInt | typing.SupportsIndex, max_images_total: typing.SupportsInt | typing.SupportsIndex, ipv4_prefix: typing.SupportsInt | typing.SupportsIndex, ipv6_prefix: typing.SupportsInt | typing.SupportsIndex, max_sources: typing.SupportsInt | typing.SupportsIndex, max_pending: typing.SupportsInt | typing.SupportsIndex, pending_timeout_ns: typing.SupportsInt | typing.SupportsIndex) -> None:
+    def __init__(self, max_setup_term_length: typing.SupportsInt | typing.SupportsIndex, setup_rate: typing.SupportsFloat | typing.SupportsIndex, setup_burst: typing.SupportsFloat | typing.SupportsIndex, max_images_per_source: typing.SupportsInt | typing.SupportsIndex, max_images_total: typing.SupportsInt | typing.SupportsIndex, ipv4_prefix: typing.SupportsInt | typing.SupportsIndex, ipv6_prefix: typing.SupportsInt | typing.SupportsIndex, max_sources: typing.SupportsInt | typing.SupportsIndex, max_pending: typing.SupportsInt | typing.SupportsIndex, pending_timeout_ns: typing.SupportsInt | typing.SupportsIndex, large_term_length: typing.SupportsInt | typing.SupportsIndex = 0, max_large_images_per_source: typing.SupportsInt | typing.SupportsIndex = 0, max_large_images_total: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
         """
-        aeron_py_endpoint_filter_create (0 or less: no limit).
+        aeron_py_endpoint_filter_create (0 or less: no limit; large_term_length 0: no large-term budget).
         """
     def counter_ids(self) -> dict[typing.Any, typing.Any]:
         """
@@ -726,6 +726,10 @@ class EndpointFilter:
     def dropped(self) -> dict[typing.Any, typing.Any]:
         """
         aeron_py_endpoint_filter_dropped for every reason.
+        """
+    def last_term_drop(self) -> typing.Any:
+        """
+        aeron_py_endpoint_filter_last_term_drop: None, or (16-byte address, term length, reason) of the last SETUP dropped for its term length (the cap or the large-term budget).
         """
     def last_traffic_ns(self) -> int:
         """

@@ -12,7 +12,13 @@ drops:
   ``setup_burst``), beyond ``max_images_per_source`` concurrent images per source and
   beyond ``max_images_total`` in total. Images on owned ports are exempt (only their owner
   can reach them); a SETUP admitted but not yet an image counts as one for
-  ``pending_timeout`` seconds.
+  ``pending_timeout`` seconds;
+* SETUPs of new sessions whose term is longer than ``large_term_length`` beyond a budget of
+  such *large-term* images: ``max_large_images_per_source`` and ``max_large_images_total``
+  (owned ports included: a large term costs memory wherever it lands). A log is three
+  terms, so the budget bounds what strangers can map: ``max_large_images_total`` × 3 ×
+  ``max_setup_term_length``. :meth:`EndpointFilter.last_term_drop` names the last SETUP
+  dropped for its term length, for a log line that says who and which setting admits it.
 
 A *source* is an address masked to ``ipv4_prefix`` / ``ipv6_prefix`` bits (IPv4-mapped IPv6
 is IPv4): :func:`aeron_py.addresses.client_key` is the one definition of that rule; the C side is only handed
@@ -46,7 +52,10 @@ logger = logging.getLogger(__name__)
 
 #: Drop reasons, in the C enum's order (``aeron_py_filter_reason_t``).
 REASONS: tuple[str, ...] = ("blocklist", "port_owner", "setup_term_length", "setup_rate", "source_images",
-                            "total_images", "source_table_full")
+                            "total_images", "source_table_full", "source_large_terms", "total_large_terms")
+
+#: The reasons that drop a SETUP for its term length (see :meth:`EndpointFilter.last_term_drop`).
+TERM_REASONS: tuple[str, ...] = ("setup_term_length", "source_large_terms", "total_large_terms")
 
 _V4_MAPPED_PREFIX = 96
 
@@ -73,6 +82,10 @@ class EndpointFilterConfig:
     ``max_sources``: sources tracked at once; a new source beyond it is refused
     (``source_table_full``) until idle ones can be forgotten.
     ``max_pending`` / ``pending_timeout``: admitted SETUPs tracked while their image is made.
+    ``large_term_length`` / ``max_large_images_per_source`` / ``max_large_images_total``:
+    images whose term is longer than ``large_term_length`` (and admitted SETUPs awaiting
+    them), on any port, per source and in total; no budget unless ``large_term_length`` and
+    one of the two caps are set.
     ``stream_session_limit``: also set the driver's own per-stream session cap
     (``aeron_driver_context_set_stream_session_limit``), a backstop behind the filter.
     """
@@ -88,16 +101,23 @@ class EndpointFilterConfig:
     max_pending: int = 1024
     pending_timeout: float = 2.0
     stream_session_limit: int | None = None
+    large_term_length: int | None = None
+    max_large_images_per_source: int | None = None
+    max_large_images_total: int | None = None
 
     def __post_init__(self) -> None:
-        for name in ("max_setup_term_length", "max_images_per_source", "max_images_total", "stream_session_limit"):
+        for name in ("max_setup_term_length", "max_images_per_source", "max_images_total", "stream_session_limit",
+                     "large_term_length", "max_large_images_per_source", "max_large_images_total"):
             _positive_or_none(name, getattr(self, name), int)
         for name in ("setup_rate", "setup_burst", "pending_timeout"):
             _positive_or_none(name, getattr(self, name), float)
         if self.setup_burst is not None and self.setup_burst < 1:
             raise ValueError(f"EndpointFilterConfig.setup_burst must be >= 1, got {self.setup_burst!r}")
-        if self.max_setup_term_length is not None and self.max_setup_term_length > 2**31 - 1:
-            raise ValueError(f"EndpointFilterConfig.max_setup_term_length must fit an int32, got {self.max_setup_term_length}")
+        for name in ("max_setup_term_length", "large_term_length", "max_large_images_per_source",
+                     "max_large_images_total"):
+            value = getattr(self, name)
+            if value is not None and value > 2**31 - 1:
+                raise ValueError(f"EndpointFilterConfig.{name} must fit an int32, got {value}")
         for name, top in (("ipv4_prefix", 32), ("ipv6_prefix", 128)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= top:
@@ -122,6 +142,9 @@ class EndpointFilterConfig:
             max_sources=self.max_sources,
             max_pending=self.max_pending,
             pending_timeout_ns=int(self.pending_timeout * 1e9),
+            large_term_length=self.large_term_length or 0,
+            max_large_images_per_source=self.max_large_images_per_source or 0,
+            max_large_images_total=self.max_large_images_total or 0,
         )
 
 
@@ -130,6 +153,21 @@ def _wire(address: IPAddress) -> bytes:
     if address.version == 4:
         return b"\x00" * 10 + b"\xff\xff" + address.packed
     return address.packed
+
+
+def _unwire(wire: bytes) -> IPAddress:
+    """The address of 16 wire bytes (IPv4-mapped IPv6 as IPv4)."""
+    address = ipaddress.IPv6Address(wire)
+    return address.ipv4_mapped or address
+
+
+@dataclasses.dataclass(frozen=True)
+class TermDrop:
+    """A SETUP the filter dropped for its term length: who, how long, and which rule."""
+
+    address: IPAddress
+    term_length: int
+    reason: str
 
 
 def _wire_network(network: Network) -> tuple[bytes, int]:
@@ -230,6 +268,16 @@ class EndpointFilter:
             self._check_open()
             dropped = self._native.dropped()
         return {reason.replace(" ", "_"): value for reason, value in dropped.items()}
+
+    def last_term_drop(self) -> TermDrop | None:
+        """The last SETUP dropped for its term length (a reason in :data:`TERM_REASONS`), or None."""
+        with self._lock:
+            self._check_open()
+            drop = self._native.last_term_drop()
+        if drop is None:
+            return None
+        address, term_length, reason = drop
+        return TermDrop(_unwire(address), term_length, reason.replace(" ", "_"))
 
     def counter_ids(self) -> dict[str, int]:
         """The CnC counter id of each reason (for readers of the CnC file)."""

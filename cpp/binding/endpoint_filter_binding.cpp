@@ -70,7 +70,8 @@ class EndpointFilter {
 public:
     EndpointFilter(int64_t max_setup_term_length, double setup_rate, double setup_burst, int32_t max_images_per_source,
                    int32_t max_images_total, int32_t ipv4_prefix, int32_t ipv6_prefix, int32_t max_sources,
-                   int32_t max_pending, int64_t pending_timeout_ns) {
+                   int32_t max_pending, int64_t pending_timeout_ns, int32_t large_term_length,
+                   int32_t max_large_images_per_source, int32_t max_large_images_total) {
         aeron_py_endpoint_filter_config_t config{};
         config.max_setup_term_length = max_setup_term_length;
         config.setup_rate = setup_rate;
@@ -82,6 +83,9 @@ public:
         config.max_sources = max_sources;
         config.max_pending = max_pending;
         config.pending_timeout_ns = pending_timeout_ns;
+        config.large_term_length = large_term_length;
+        config.max_large_images_per_source = max_large_images_per_source;
+        config.max_large_images_total = max_large_images_total;
         handle = std::make_shared<EndpointFilterHandle>(config);
     }
 
@@ -118,6 +122,16 @@ public:
             result[py::str(aeron_py_endpoint_filter_reason_name(r))] = aeron_py_endpoint_filter_dropped(filter(), r);
         }
         return result;
+    }
+
+    // None, or (16-byte address, term length, reason name) of the last SETUP dropped for its term length.
+    py::object last_term_drop() const {
+        check_readable();
+        aeron_py_filter_term_drop_t drop{};
+        if (0 == aeron_py_endpoint_filter_last_term_drop(filter(), &drop)) return py::none();
+        const auto reason = static_cast<aeron_py_filter_reason_t>(drop.reason);
+        return py::make_tuple(py::bytes(reinterpret_cast<const char *>(drop.address), 16), drop.term_length,
+                              py::str(aeron_py_endpoint_filter_reason_name(reason)));
     }
 
     py::dict counter_ids() const {
@@ -192,14 +206,20 @@ std::shared_ptr<EndpointFilterHandle> endpoint_filter_handle(py::handle filter) 
 void init_endpoint_filter(py::module_ &m) {
     py::class_<EndpointFilter>(m, "EndpointFilter",
                                "aeron_py_endpoint_filter_t: a receive-side UDP channel interceptor for the embedded driver.")
-        .def(py::init<int64_t, double, double, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int64_t>(),
+        .def(py::init<int64_t, double, double, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int64_t, int32_t,
+                      int32_t, int32_t>(),
              py::arg("max_setup_term_length"), py::arg("setup_rate"), py::arg("setup_burst"),
              py::arg("max_images_per_source"), py::arg("max_images_total"), py::arg("ipv4_prefix"),
              py::arg("ipv6_prefix"), py::arg("max_sources"), py::arg("max_pending"), py::arg("pending_timeout_ns"),
-             "aeron_py_endpoint_filter_create (0 or less: no limit).")
+             py::arg("large_term_length") = 0, py::arg("max_large_images_per_source") = 0,
+             py::arg("max_large_images_total") = 0,
+             "aeron_py_endpoint_filter_create (0 or less: no limit; large_term_length 0: no large-term budget).")
         .def("publish", &EndpointFilter::publish, py::arg("blocklist"), py::arg("owners"),
              "aeron_py_endpoint_filter_publish: replace the rule table atomically (GIL released).")
         .def("dropped", &EndpointFilter::dropped, "aeron_py_endpoint_filter_dropped for every reason.")
+        .def("last_term_drop", &EndpointFilter::last_term_drop,
+             "aeron_py_endpoint_filter_last_term_drop: None, or (16-byte address, term length, reason) of the last "
+             "SETUP dropped for its term length (the cap or the large-term budget).")
         .def("counter_ids", &EndpointFilter::counter_ids,
              "aeron_py_endpoint_filter_counter_id for every reason (-1: not in a CnC file).")
         .def("traffic_sequence", &EndpointFilter::traffic_sequence,

@@ -11,6 +11,8 @@
 #define ADMIT (-1)
 #define SECOND_NS INT64_C(1000000000)
 #define T0 (INT64_C(5) * SECOND_NS)
+#define SMALL_TERM (64 * 1024)
+#define LARGE_TERM (16 * 1024 * 1024)
 
 static aeron_py_endpoint_filter_config_t config_of(void)
 {
@@ -37,7 +39,7 @@ static bool same_key(aeron_py_source_key_t a, aeron_py_source_key_t b)
 
 static int setup(aeron_py_admission_t *admission, aeron_py_source_key_t key, int32_t session_id, int64_t now_ns)
 {
-    return aeron_py_admission_on_setup(admission, key, session_id, 1001, 40000, now_ns);
+    return aeron_py_admission_on_setup(admission, key, session_id, 1001, 40000, false, SMALL_TERM, now_ns);
 }
 
 static void enabled_only_when_some_limit_is_set(void)
@@ -156,12 +158,12 @@ static void image_takes_over_its_pending_setup(void)
     const aeron_py_source_key_t a = key_v4(&config, 5, 1);
     int image;  /* any address stands for an image */
     CHECK(ADMIT == setup(&admission, a, 7, T0), "first session");
-    aeron_py_admission_on_image_added(&admission, &image, a, 7, 1001, 40000, false, T0);
+    aeron_py_admission_on_image_added(&admission, &image, a, 7, 1001, 40000, false, SMALL_TERM, T0);
     CHECK(0 == admission.pending_count, "the image did not replace its pending SETUP");
     CHECK(1 == admission.counted_total, "one image: counted %lld", (long long)admission.counted_total);
     /* long after the pending timeout the image still holds the source's only slot */
     CHECK(AERON_PY_FILTER_SOURCE_IMAGES == setup(&admission, a, 8, T0 + 10 * SECOND_NS), "an image did not count");
-    aeron_py_admission_on_image_added(&admission, &image, a, 7, 1001, 40000, false, T0);  /* another destination */
+    aeron_py_admission_on_image_added(&admission, &image, a, 7, 1001, 40000, false, SMALL_TERM, T0);  /* another destination */
     aeron_py_admission_on_image_removed(&admission, &image);
     CHECK(0 == admission.counted_total, "after removal: counted %lld", (long long)admission.counted_total);
     CHECK(ADMIT == setup(&admission, a, 8, T0 + 10 * SECOND_NS), "the removed image still holds the slot");
@@ -176,9 +178,9 @@ static void unadmitted_images_count_only_when_asked(void)
     aeron_py_admission_init(&admission, &config);
     const aeron_py_source_key_t a = key_v4(&config, 6, 1), b = key_v4(&config, 6, 2);
     int owned_port_image, other_image;
-    aeron_py_admission_on_image_added(&admission, &owned_port_image, a, 1, 1001, 40001, false, T0);
+    aeron_py_admission_on_image_added(&admission, &owned_port_image, a, 1, 1001, 40001, false, SMALL_TERM, T0);
     CHECK(ADMIT == setup(&admission, a, 2, T0), "an uncounted image (an owned port's) took the source's slot");
-    aeron_py_admission_on_image_added(&admission, &other_image, b, 1, 1001, 40000, true, T0);
+    aeron_py_admission_on_image_added(&admission, &other_image, b, 1, 1001, 40000, true, SMALL_TERM, T0);
     CHECK(AERON_PY_FILTER_SOURCE_IMAGES == setup(&admission, b, 2, T0), "a counted image without a SETUP did not count");
     aeron_py_admission_close(&admission);
 }
@@ -198,7 +200,69 @@ static void source_table_full_until_sources_go_idle(void)
     CHECK(AERON_PY_FILTER_SOURCE_TABLE_FULL == third, "a third source in a table of 2: %d, expected SOURCE_TABLE_FULL", third);
     /* 1 s later: pending SETUPs expired, buckets full again, so both sources are idle */
     CHECK(ADMIT == setup(&admission, key_v4(&config, 7, 3), 3, T0 + SECOND_NS), "idle sources were not compacted away");
-    CHECK(1 == admission.source_count, "after compaction: %zu sources, expected 1", admission.source_count);
+    CHECK(1 == admission.sources.count, "after compaction: %zu sources, expected 1", admission.sources.count);
+    aeron_py_admission_close(&admission);
+}
+
+static int setup_term(
+    aeron_py_admission_t *admission, aeron_py_source_key_t key, int32_t session_id, bool owned, int32_t term_length,
+    int64_t now_ns)
+{
+    return aeron_py_admission_on_setup(admission, key, session_id, 1001, owned ? 40001 : 40000, owned, term_length, now_ns);
+}
+
+static aeron_py_endpoint_filter_config_t large_term_config(void)
+{
+    aeron_py_endpoint_filter_config_t config = config_of();
+    config.large_term_length = SMALL_TERM;
+    config.max_large_images_per_source = 2;
+    config.max_large_images_total = 3;
+    return config;
+}
+
+static void large_terms_have_a_budget_per_source_and_in_total(void)
+{
+    aeron_py_endpoint_filter_config_t config = large_term_config();
+    CHECK(aeron_py_admission_enabled(&config), "a large-term budget alone: admission not enabled");
+    CHECK(!aeron_py_admission_is_large(&config, SMALL_TERM), "64 KiB counted as a large term");
+    CHECK(aeron_py_admission_is_large(&config, 2 * SMALL_TERM), "128 KiB not counted as a large term");
+    aeron_py_admission_t admission;
+    CHECK(0 == aeron_py_admission_init(&admission, &config), "init");
+    const aeron_py_source_key_t a = key_v4(&config, 9, 1), b = key_v4(&config, 9, 2), c = key_v4(&config, 9, 3);
+    CHECK(ADMIT == setup_term(&admission, a, 1, false, LARGE_TERM, T0), "a's first large term");
+    CHECK(ADMIT == setup_term(&admission, a, 2, true, LARGE_TERM, T0), "a's second large term (an owned port)");
+    int reason = setup_term(&admission, a, 3, false, LARGE_TERM, T0);
+    CHECK(AERON_PY_FILTER_SOURCE_LARGE_TERMS == reason, "a's third large term: %d, expected SOURCE_LARGE_TERMS", reason);
+    CHECK(ADMIT == setup_term(&admission, a, 4, false, SMALL_TERM, T0), "a small term was refused by the large budget");
+    CHECK(ADMIT == setup_term(&admission, a, 1, false, LARGE_TERM, T0), "a repeated SETUP of an admitted session");
+    CHECK(ADMIT == setup_term(&admission, b, 1, false, LARGE_TERM, T0), "b's first large term");
+    reason = setup_term(&admission, c, 1, false, LARGE_TERM, T0);
+    CHECK(AERON_PY_FILTER_TOTAL_LARGE_TERMS == reason, "a fourth large term in total: %d, expected TOTAL_LARGE_TERMS", reason);
+    CHECK(3 == admission.large_total, "large total %lld, expected 3", (long long)admission.large_total);
+    CHECK(3 == admission.counted_total, "the owned port counted: %lld, expected 3", (long long)admission.counted_total);
+    aeron_py_admission_close(&admission);
+}
+
+static void large_term_places_follow_images_and_expire_with_setups(void)
+{
+    aeron_py_endpoint_filter_config_t config = large_term_config();
+    config.max_large_images_per_source = 1;
+    aeron_py_admission_t admission;
+    aeron_py_admission_init(&admission, &config);
+    const aeron_py_source_key_t a = key_v4(&config, 10, 1);
+    int image, unannounced;
+    CHECK(ADMIT == setup_term(&admission, a, 1, true, LARGE_TERM, T0), "a large term on an owned port");
+    aeron_py_admission_on_image_added(&admission, &image, a, 1, 1001, 40001, false, LARGE_TERM, T0);
+    CHECK(1 == admission.large_total && 0 == admission.counted_total, "after the image: large %lld counted %lld",
+        (long long)admission.large_total, (long long)admission.counted_total);
+    CHECK(AERON_PY_FILTER_SOURCE_LARGE_TERMS == setup_term(&admission, a, 2, true, LARGE_TERM, T0 + 10 * SECOND_NS),
+        "the image gave its large-term place back at the pending timeout");
+    aeron_py_admission_on_image_removed(&admission, &image);
+    CHECK(0 == admission.large_total, "after removal: large %lld", (long long)admission.large_total);
+    CHECK(ADMIT == setup_term(&admission, a, 2, true, LARGE_TERM, T0 + 10 * SECOND_NS), "the removed image kept its place");
+    CHECK(ADMIT == setup_term(&admission, a, 3, true, LARGE_TERM, T0 + 12 * SECOND_NS), "an expired SETUP kept its place");
+    aeron_py_admission_on_image_added(&admission, &unannounced, a, 9, 1001, 40001, false, LARGE_TERM, T0 + 12 * SECOND_NS);
+    CHECK(2 == admission.large_total, "an image without a SETUP did not count: large %lld", (long long)admission.large_total);
     aeron_py_admission_close(&admission);
 }
 
@@ -214,5 +278,7 @@ int main(void)
     RUN(image_takes_over_its_pending_setup);
     RUN(unadmitted_images_count_only_when_asked);
     RUN(source_table_full_until_sources_go_idle);
+    RUN(large_terms_have_a_budget_per_source_and_in_total);
+    RUN(large_term_places_follow_images_and_expire_with_setups);
     return check_summary();
 }

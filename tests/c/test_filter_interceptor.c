@@ -228,6 +228,38 @@ static void setup_term_length_cap(void)
           (long long)dropped(&rig, AERON_PY_FILTER_SETUP_TERM_LENGTH));
     feed_setup(&rig, from_v4(10, 0, 0, 1), 2, 65536);
     CHECK(1 == delivered, "a SETUP at the cap was dropped");
+    aeron_py_filter_term_drop_t drop;
+    CHECK(1 == aeron_py_endpoint_filter_last_term_drop(rig.filter, &drop), "no term-length drop sampled");
+    uint8_t expected[16];
+    ipv4(expected, 10, 0, 0, 1);
+    CHECK(0 == memcmp(expected, drop.address, 16), "the sampled drop names another address");
+    CHECK(131072 == drop.term_length && AERON_PY_FILTER_SETUP_TERM_LENGTH == drop.reason, "sampled %d for reason %d",
+          drop.term_length, drop.reason);
+    rig_close(&rig);
+}
+
+static void large_terms_within_budget_even_on_owned_ports(void)
+{
+    rig_t rig;
+    aeron_py_endpoint_filter_config_t config = config_of();
+    config.large_term_length = 65536;
+    config.max_large_images_per_source = 1;
+    rig_open(&rig, &config, AERON_UDP_CHANNEL_TRANSPORT_AFFINITY_RECEIVER);
+    aeron_py_filter_term_drop_t drop;
+    CHECK(0 == aeron_py_endpoint_filter_last_term_drop(rig.filter, &drop), "a drop sampled before any drop");
+    aeron_py_filter_port_owner_t owner;
+    ipv4(owner.address, 10, 0, 0, 7);
+    owner.port = rig.port;
+    aeron_py_endpoint_filter_publish(rig.filter, NULL, 0, &owner, 1);
+    feed_setup(&rig, from_v4(10, 0, 0, 7), 1, 16 * 1024 * 1024);
+    feed_setup(&rig, from_v4(10, 0, 0, 7), 2, 16 * 1024 * 1024);
+    feed_setup(&rig, from_v4(10, 0, 0, 7), 3, 65536);
+    CHECK(2 == delivered, "the owner's second large term or its small one: %d delivered, expected 2", delivered);
+    CHECK(1 == dropped(&rig, AERON_PY_FILTER_SOURCE_LARGE_TERMS), "large-term drops: %lld",
+          (long long)dropped(&rig, AERON_PY_FILTER_SOURCE_LARGE_TERMS));
+    CHECK(1 == aeron_py_endpoint_filter_last_term_drop(rig.filter, &drop) &&
+          AERON_PY_FILTER_SOURCE_LARGE_TERMS == drop.reason && 16 * 1024 * 1024 == drop.term_length,
+          "the budget drop was not sampled (reason %d, term %d)", drop.reason, drop.term_length);
     rig_close(&rig);
 }
 
@@ -322,8 +354,8 @@ static void registry_maps_contexts_to_filters(void)
 
 static void bad_configs_are_rejected(void)
 {
-    aeron_py_endpoint_filter_config_t bad[4];
-    for (int i = 0; i < 4; i++)
+    aeron_py_endpoint_filter_config_t bad[6];
+    for (int i = 0; i < 6; i++)
     {
         bad[i] = config_of();
     }
@@ -332,7 +364,9 @@ static void bad_configs_are_rejected(void)
     bad[2].setup_rate = 5.0;
     bad[2].setup_burst = 0.5;
     bad[3].pending_timeout_ns = 0;
-    for (int i = 0; i < 4; i++)
+    bad[4].large_term_length = -1;
+    bad[5].max_large_images_total = -1;
+    for (int i = 0; i < 6; i++)
     {
         errno = 0;
         aeron_py_endpoint_filter_t *filter = aeron_py_endpoint_filter_create(&bad[i]);
@@ -350,6 +384,7 @@ int main(void)
     RUN(blocklisted_source_is_dropped_and_counted);
     RUN(owned_port_takes_only_its_owner);
     RUN(setup_term_length_cap);
+    RUN(large_terms_within_budget_even_on_owned_ports);
     RUN(receiver_admits_per_source_and_owned_ports_are_exempt);
     RUN(sender_agent_does_not_admit);
     RUN(image_notifications_count_toward_caps);

@@ -20,7 +20,7 @@
 
 static const char *const reason_names[AERON_PY_FILTER_REASON_COUNT] = {
     "blocklist", "port owner", "setup term length", "setup rate", "source images", "total images",
-    "source table full"
+    "source table full", "source large terms", "total large terms"
 };
 
 static void table_free(void *table)
@@ -35,6 +35,7 @@ aeron_py_endpoint_filter_t *aeron_py_endpoint_filter_create(const aeron_py_endpo
     if (config->max_setup_term_length < 0 || config->max_images_per_source < 0 || config->max_images_total < 0 ||
         config->ipv4_prefix < 0 || config->ipv4_prefix > 32 || config->ipv6_prefix < 0 || config->ipv6_prefix > 128 ||
         config->max_sources <= 0 || config->max_pending <= 0 || config->pending_timeout_ns <= 0 ||
+        config->large_term_length < 0 || config->max_large_images_per_source < 0 || config->max_large_images_total < 0 ||
         (config->setup_rate > 0 && config->setup_burst < 1.0))
     {
         errno = EINVAL;
@@ -179,6 +180,11 @@ int64_t aeron_py_endpoint_filter_dropped(const aeron_py_endpoint_filter_t *filte
 int32_t aeron_py_endpoint_filter_counter_id(const aeron_py_endpoint_filter_t *filter, aeron_py_filter_reason_t reason)
 {
     return filter->counter_ids[reason];
+}
+
+int aeron_py_endpoint_filter_last_term_drop(const aeron_py_endpoint_filter_t *filter, aeron_py_filter_term_drop_t *drop)
+{
+    return aeron_py_term_drop_sample_read(&filter->term_drop, drop);
 }
 
 const char *aeron_py_endpoint_filter_reason_name(aeron_py_filter_reason_t reason)

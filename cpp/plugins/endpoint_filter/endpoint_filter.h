@@ -8,7 +8,10 @@
  *   - SETUP frames whose term length exceeds a cap;
  *   - SETUPs of new sessions beyond a per-source token bucket, beyond a cap on concurrent
  *     images per source and beyond a cap in total (owned ports are exempt: only their
- *     owner can reach them).
+ *     owner can reach them);
+ *   - SETUPs of new sessions with large terms (above a threshold) beyond a budget of
+ *     large-term images per source and in total (owned ports included: a large term is
+ *     memory wherever it lands).
  *
  * Rules (blocklist, port owners) live in an immutable table that the owning thread replaces
  * with aeron_py_endpoint_filter_publish, swapped under the driver agents' hazard slots
@@ -40,7 +43,9 @@ typedef enum aeron_py_filter_reason_en
     AERON_PY_FILTER_SOURCE_IMAGES = 4,
     AERON_PY_FILTER_TOTAL_IMAGES = 5,
     AERON_PY_FILTER_SOURCE_TABLE_FULL = 6,
-    AERON_PY_FILTER_REASON_COUNT = 7
+    AERON_PY_FILTER_SOURCE_LARGE_TERMS = 7,
+    AERON_PY_FILTER_TOTAL_LARGE_TERMS = 8,
+    AERON_PY_FILTER_REASON_COUNT = 9
 }
 aeron_py_filter_reason_t;
 
@@ -59,6 +64,9 @@ typedef struct aeron_py_endpoint_filter_config_stct
     int32_t max_sources;             /* sources tracked at once (> 0) */
     int32_t max_pending;             /* admitted SETUPs awaiting their image (> 0) */
     int64_t pending_timeout_ns;      /* an admitted SETUP without an image is forgotten after this */
+    int32_t large_term_length;       /* terms above this are large; 0: no large-term budget */
+    int32_t max_large_images_per_source;  /* large-term images (and pending SETUPs); 0: unlimited */
+    int32_t max_large_images_total;       /* 0: unlimited */
 }
 aeron_py_endpoint_filter_config_t;
 
@@ -99,6 +107,19 @@ int aeron_py_endpoint_filter_publish(
     size_t blocklist_length,
     const aeron_py_filter_port_owner_t *owners,
     size_t owners_length);
+
+/* The last SETUP dropped for its term length (the cap or the large-term budget). */
+typedef struct aeron_py_filter_term_drop_stct
+{
+    uint8_t address[16];
+    int32_t term_length;
+    int32_t reason;         /* aeron_py_filter_reason_t */
+}
+aeron_py_filter_term_drop_t;
+
+/* Copies the last term-length drop into *drop: 1, or 0 when there was none yet (or an agent was
+ * writing one at that moment: the next call sees it). Any thread; never blocks the agents. */
+int aeron_py_endpoint_filter_last_term_drop(const aeron_py_endpoint_filter_t *filter, aeron_py_filter_term_drop_t *drop);
 
 int64_t aeron_py_endpoint_filter_dropped(const aeron_py_endpoint_filter_t *filter, aeron_py_filter_reason_t reason);
 int32_t aeron_py_endpoint_filter_counter_id(const aeron_py_endpoint_filter_t *filter, aeron_py_filter_reason_t reason);

@@ -5,22 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct aeron_py_admission_source_stct
-{
-    aeron_py_source_key_t key;
-    bool used;
-    int32_t images;    /* counted images from this source */
-    int32_t pending;   /* admitted SETUPs awaiting their image */
-    double tokens;
-    int64_t refilled_ns;
-};
-
 struct aeron_py_admission_pending_stct
 {
     aeron_py_source_key_t key;
     int32_t session_id;
     int32_t stream_id;
     uint16_t port;
+    bool counted;      /* holds a place under the image caps (a port without an owner) */
+    bool large;        /* holds a place under the large-term budget */
     int64_t expires_ns;
 };
 
@@ -32,46 +24,38 @@ struct aeron_py_admission_image_stct
     int32_t stream_id;
     uint16_t port;
     bool counted;
+    bool large;
 };
 
-static bool key_equals(aeron_py_source_key_t a, aeron_py_source_key_t b)
+static bool budgets_large_terms(const aeron_py_endpoint_filter_config_t *config)
 {
-    return a.hi == b.hi && a.lo == b.lo;
-}
-
-static size_t key_hash(aeron_py_source_key_t key, size_t capacity)
-{
-    uint64_t h = key.hi * UINT64_C(0x9E3779B97F4A7C15) ^ key.lo;
-    h ^= h >> 31;
-    h *= UINT64_C(0xBF58476D1CE4E5B9);
-    h ^= h >> 29;
-    return (size_t)h & (capacity - 1);
+    return config->large_term_length > 0 && (config->max_large_images_per_source > 0 || config->max_large_images_total > 0);
 }
 
 bool aeron_py_admission_enabled(const aeron_py_endpoint_filter_config_t *config)
 {
-    return config->setup_rate > 0 || config->max_images_per_source > 0 || config->max_images_total > 0;
+    return config->setup_rate > 0 || config->max_images_per_source > 0 || config->max_images_total > 0 ||
+        budgets_large_terms(config);
+}
+
+bool aeron_py_admission_is_large(const aeron_py_endpoint_filter_config_t *config, int32_t term_length)
+{
+    return budgets_large_terms(config) && term_length > config->large_term_length;
 }
 
 static bool tracks_sources(const aeron_py_endpoint_filter_config_t *config)
 {
-    return config->setup_rate > 0 || config->max_images_per_source > 0;
+    return config->setup_rate > 0 || config->max_images_per_source > 0 ||
+        (budgets_large_terms(config) && config->max_large_images_per_source > 0);
 }
 
 int aeron_py_admission_init(aeron_py_admission_t *admission, const aeron_py_endpoint_filter_config_t *config)
 {
     memset(admission, 0, sizeof(*admission));
     admission->config = *config;
-    size_t capacity = 16;
-    while (capacity < 2 * (size_t)config->max_sources)
-    {
-        capacity <<= 1;
-    }
-    admission->source_capacity = capacity;
-    admission->sources = calloc(capacity, sizeof(aeron_py_admission_source_t));
-    admission->spare = calloc(capacity, sizeof(aeron_py_admission_source_t));
+    const int sources = aeron_py_source_table_init(&admission->sources, config->max_sources);
     admission->pending = calloc((size_t)config->max_pending, sizeof(aeron_py_admission_pending_t));
-    if (NULL == admission->sources || NULL == admission->spare || NULL == admission->pending)
+    if (sources < 0 || NULL == admission->pending)
     {
         aeron_py_admission_close(admission);
         errno = ENOMEM;
@@ -82,8 +66,7 @@ int aeron_py_admission_init(aeron_py_admission_t *admission, const aeron_py_endp
 
 void aeron_py_admission_close(aeron_py_admission_t *admission)
 {
-    free(admission->sources);
-    free(admission->spare);
+    aeron_py_source_table_close(&admission->sources);
     free(admission->pending);
     free(admission->images);
     memset(admission, 0, sizeof(*admission));
@@ -106,102 +89,34 @@ aeron_py_source_key_t aeron_py_admission_key(const aeron_py_endpoint_filter_conf
     return key;
 }
 
-static bool source_idle(const aeron_py_admission_t *admission, const aeron_py_admission_source_t *source, int64_t now_ns)
+static void decrement(int32_t *count)
 {
-    if (source->images > 0 || source->pending > 0)
+    if (*count > 0)
     {
-        return false;
+        (*count)--;
     }
-    if (admission->config.setup_rate <= 0)
-    {
-        return true;
-    }
-    const double refill = (double)(now_ns - source->refilled_ns) * admission->config.setup_rate / 1e9;
-    return source->tokens + refill >= admission->config.setup_burst;
 }
 
-static aeron_py_admission_source_t *source_find(aeron_py_admission_t *admission, aeron_py_source_key_t key)
+/* Gives back the places a pending SETUP holds and forgets it. */
+static void pending_release_at(aeron_py_admission_t *admission, size_t index)
 {
-    const size_t mask = admission->source_capacity - 1;
-    for (size_t i = key_hash(key, admission->source_capacity), n = 0; n < admission->source_capacity; i = (i + 1) & mask, n++)
+    const aeron_py_admission_pending_t *pending = &admission->pending[index];
+    aeron_py_filter_source_t *source = aeron_py_source_table_find(&admission->sources, pending->key);
+    if (pending->counted)
     {
-        aeron_py_admission_source_t *source = &admission->sources[i];
-        if (!source->used)
+        admission->counted_total--;
+        if (NULL != source)
         {
-            return NULL;
-        }
-        if (key_equals(source->key, key))
-        {
-            return source;
+            decrement(&source->pending);
         }
     }
-    return NULL;
-}
-
-static aeron_py_admission_source_t *source_slot(aeron_py_admission_source_t *table, size_t capacity, aeron_py_source_key_t key)
-{
-    const size_t mask = capacity - 1;
-    size_t i = key_hash(key, capacity);
-    while (table[i].used && !key_equals(table[i].key, key))
+    if (pending->large)
     {
-        i = (i + 1) & mask;
-    }
-    return &table[i];
-}
-
-/* Rebuilds the table without idle sources (open addressing has no cheap delete). */
-static void sources_compact(aeron_py_admission_t *admission, int64_t now_ns)
-{
-    memset(admission->spare, 0, admission->source_capacity * sizeof(aeron_py_admission_source_t));
-    size_t kept = 0;
-    for (size_t i = 0; i < admission->source_capacity; i++)
-    {
-        const aeron_py_admission_source_t *source = &admission->sources[i];
-        if (source->used && !source_idle(admission, source, now_ns))
+        admission->large_total--;
+        if (NULL != source)
         {
-            *source_slot(admission->spare, admission->source_capacity, source->key) = *source;
-            kept++;
+            decrement(&source->large);
         }
-    }
-    aeron_py_admission_source_t *old = admission->sources;
-    admission->sources = admission->spare;
-    admission->spare = old;
-    admission->source_count = kept;
-}
-
-static aeron_py_admission_source_t *source_find_or_add(
-    aeron_py_admission_t *admission, aeron_py_source_key_t key, int64_t now_ns)
-{
-    aeron_py_admission_source_t *source = source_find(admission, key);
-    if (NULL != source)
-    {
-        return source;
-    }
-    if (admission->source_count >= (size_t)admission->config.max_sources)
-    {
-        sources_compact(admission, now_ns);
-        if (admission->source_count >= (size_t)admission->config.max_sources)
-        {
-            return NULL;
-        }
-    }
-    source = source_slot(admission->sources, admission->source_capacity, key);
-    source->used = true;
-    source->key = key;
-    source->images = 0;
-    source->pending = 0;
-    source->tokens = admission->config.setup_burst;
-    source->refilled_ns = now_ns;
-    admission->source_count++;
-    return source;
-}
-
-static void pending_remove_at(aeron_py_admission_t *admission, size_t index)
-{
-    aeron_py_admission_source_t *source = source_find(admission, admission->pending[index].key);
-    if (NULL != source && source->pending > 0)
-    {
-        source->pending--;
     }
     admission->pending[index] = admission->pending[--admission->pending_count];
 }
@@ -212,8 +127,7 @@ static void pending_expire(aeron_py_admission_t *admission, int64_t now_ns)
     {
         if (admission->pending[i].expires_ns <= now_ns)
         {
-            pending_remove_at(admission, i);
-            admission->counted_total--;
+            pending_release_at(admission, i);
         }
         else
         {
@@ -226,7 +140,58 @@ static bool same_session(
     aeron_py_source_key_t key_a, int32_t session_a, int32_t stream_a, uint16_t port_a,
     aeron_py_source_key_t key_b, int32_t session_b, int32_t stream_b, uint16_t port_b)
 {
-    return session_a == session_b && stream_a == stream_b && port_a == port_b && key_equals(key_a, key_b);
+    return session_a == session_b && stream_a == stream_b && port_a == port_b && aeron_py_source_key_equals(key_a, key_b);
+}
+
+/* The per-source rules for a new session: a drop reason, or -1 (then its places are taken). */
+static int source_reason(
+    aeron_py_admission_t *admission, aeron_py_filter_source_t *source, bool counted, bool large, int64_t now_ns)
+{
+    const aeron_py_endpoint_filter_config_t *config = &admission->config;
+    if (counted && config->max_images_per_source > 0 && source->images + source->pending >= config->max_images_per_source)
+    {
+        return AERON_PY_FILTER_SOURCE_IMAGES;
+    }
+    if (large && config->max_large_images_per_source > 0 && source->large >= config->max_large_images_per_source)
+    {
+        return AERON_PY_FILTER_SOURCE_LARGE_TERMS;
+    }
+    if (counted && config->setup_rate > 0)
+    {
+        const double refill = (double)(now_ns - source->refilled_ns) * config->setup_rate / 1e9;
+        source->tokens = source->tokens + refill > config->setup_burst ? config->setup_burst : source->tokens + refill;
+        source->refilled_ns = now_ns;
+        if (source->tokens < 1.0)
+        {
+            return AERON_PY_FILTER_SETUP_RATE;
+        }
+        source->tokens -= 1.0;
+    }
+    source->pending += counted ? 1 : 0;
+    source->large += large ? 1 : 0;
+    return -1;
+}
+
+static bool known_session(
+    const aeron_py_admission_t *admission, aeron_py_source_key_t key, int32_t session_id, int32_t stream_id, uint16_t port)
+{
+    for (size_t i = 0; i < admission->image_count; i++)
+    {
+        const aeron_py_admission_image_t *image = &admission->images[i];
+        if (same_session(image->key, image->session_id, image->stream_id, image->port, key, session_id, stream_id, port))
+        {
+            return true;
+        }
+    }
+    for (size_t i = 0; i < admission->pending_count; i++)
+    {
+        const aeron_py_admission_pending_t *pending = &admission->pending[i];
+        if (same_session(pending->key, pending->session_id, pending->stream_id, pending->port, key, session_id, stream_id, port))
+        {
+            return true;
+        }
+    }
+    return false;
 }
 
 int aeron_py_admission_on_setup(
@@ -235,63 +200,91 @@ int aeron_py_admission_on_setup(
     int32_t session_id,
     int32_t stream_id,
     uint16_t port,
+    bool owned,
+    int32_t term_length,
     int64_t now_ns)
 {
     const aeron_py_endpoint_filter_config_t *config = &admission->config;
+    const bool counted = !owned;
+    const bool large = aeron_py_admission_is_large(config, term_length);
     pending_expire(admission, now_ns);
-    for (size_t i = 0; i < admission->image_count; i++)
+    if ((!counted && !large) || known_session(admission, key, session_id, stream_id, port))
     {
-        const aeron_py_admission_image_t *image = &admission->images[i];
-        if (same_session(image->key, image->session_id, image->stream_id, image->port, key, session_id, stream_id, port))
-        {
-            return -1;
-        }
+        return -1;
     }
-    for (size_t i = 0; i < admission->pending_count; i++)
-    {
-        const aeron_py_admission_pending_t *pending = &admission->pending[i];
-        if (same_session(pending->key, pending->session_id, pending->stream_id, pending->port, key, session_id, stream_id, port))
-        {
-            return -1;
-        }
-    }
-    if ((config->max_images_total > 0 && admission->counted_total >= config->max_images_total) ||
+    if ((counted && config->max_images_total > 0 && admission->counted_total >= config->max_images_total) ||
         admission->pending_count >= (size_t)config->max_pending)
     {
         return AERON_PY_FILTER_TOTAL_IMAGES;
     }
-    aeron_py_admission_source_t *source = NULL;
+    if (large && config->max_large_images_total > 0 && admission->large_total >= config->max_large_images_total)
+    {
+        return AERON_PY_FILTER_TOTAL_LARGE_TERMS;
+    }
     if (tracks_sources(config))
     {
-        if (NULL == (source = source_find_or_add(admission, key, now_ns)))
+        aeron_py_filter_source_t *source = aeron_py_source_table_find_or_add(&admission->sources, &admission->config, key, now_ns);
+        const int reason = NULL == source ? AERON_PY_FILTER_SOURCE_TABLE_FULL :
+            source_reason(admission, source, counted, large, now_ns);
+        if (reason >= 0)
         {
-            return AERON_PY_FILTER_SOURCE_TABLE_FULL;
+            return reason;
         }
-        if (config->max_images_per_source > 0 && source->images + source->pending >= config->max_images_per_source)
-        {
-            return AERON_PY_FILTER_SOURCE_IMAGES;
-        }
-        if (config->setup_rate > 0)
-        {
-            const double refill = (double)(now_ns - source->refilled_ns) * config->setup_rate / 1e9;
-            source->tokens = source->tokens + refill > config->setup_burst ? config->setup_burst : source->tokens + refill;
-            source->refilled_ns = now_ns;
-            if (source->tokens < 1.0)
-            {
-                return AERON_PY_FILTER_SETUP_RATE;
-            }
-            source->tokens -= 1.0;
-        }
-        source->pending++;
     }
     aeron_py_admission_pending_t *pending = &admission->pending[admission->pending_count++];
     pending->key = key;
     pending->session_id = session_id;
     pending->stream_id = stream_id;
     pending->port = port;
+    pending->counted = counted;
+    pending->large = large;
     pending->expires_ns = now_ns + config->pending_timeout_ns;
-    admission->counted_total++;
+    admission->counted_total += counted ? 1 : 0;
+    admission->large_total += large ? 1 : 0;
     return -1;
+}
+
+static bool images_reserve(aeron_py_admission_t *admission)
+{
+    if (admission->image_count < admission->image_capacity)
+    {
+        return true;
+    }
+    const size_t capacity = 0 == admission->image_capacity ? 64 : 2 * admission->image_capacity;
+    aeron_py_admission_image_t *grown = realloc(admission->images, capacity * sizeof(aeron_py_admission_image_t));
+    if (NULL == grown)
+    {
+        return false;
+    }
+    admission->images = grown;
+    admission->image_capacity = capacity;
+    return true;
+}
+
+/* The matching pending SETUP's places move to the image: true for each it held (*counted, *large). */
+static void pending_to_image(
+    aeron_py_admission_t *admission, aeron_py_source_key_t key, int32_t session_id, int32_t stream_id, uint16_t port,
+    bool *counted, bool *large)
+{
+    *counted = false;
+    *large = false;
+    for (size_t i = 0; i < admission->pending_count; i++)
+    {
+        aeron_py_admission_pending_t *pending = &admission->pending[i];
+        if (same_session(pending->key, pending->session_id, pending->stream_id, pending->port, key, session_id, stream_id, port))
+        {
+            aeron_py_filter_source_t *source = aeron_py_source_table_find(&admission->sources, key);
+            if (pending->counted && NULL != source)
+            {
+                decrement(&source->pending);
+                source->images++;
+            }
+            *counted = pending->counted;
+            *large = pending->large;
+            admission->pending[i] = admission->pending[--admission->pending_count];
+            return;
+        }
+    }
 }
 
 void aeron_py_admission_on_image_added(
@@ -302,6 +295,7 @@ void aeron_py_admission_on_image_added(
     int32_t stream_id,
     uint16_t port,
     bool counted,
+    int32_t term_length,
     int64_t now_ns)
 {
     for (size_t i = 0; i < admission->image_count; i++)
@@ -311,43 +305,23 @@ void aeron_py_admission_on_image_added(
             return;  /* one notification per destination of a multi-destination subscription */
         }
     }
-    if (admission->image_count == admission->image_capacity)
+    if (!images_reserve(admission))
     {
-        const size_t capacity = 0 == admission->image_capacity ? 64 : 2 * admission->image_capacity;
-        aeron_py_admission_image_t *grown = realloc(admission->images, capacity * sizeof(aeron_py_admission_image_t));
-        if (NULL == grown)
-        {
-            return;  /* untracked: it will not count toward the caps */
-        }
-        admission->images = grown;
-        admission->image_capacity = capacity;
+        return;  /* untracked: it will not count toward the caps */
     }
-    bool was_pending = false;
-    for (size_t i = 0; i < admission->pending_count; i++)
+    bool held_counted, held_large;
+    pending_to_image(admission, key, session_id, stream_id, port, &held_counted, &held_large);
+    counted = counted || held_counted;
+    const bool large = held_large || aeron_py_admission_is_large(&admission->config, term_length);
+    const bool new_counted = counted && !held_counted, new_large = large && !held_large;
+    admission->counted_total += new_counted ? 1 : 0;
+    admission->large_total += new_large ? 1 : 0;
+    aeron_py_filter_source_t *source = (new_counted || new_large) && tracks_sources(&admission->config) ?
+        aeron_py_source_table_find_or_add(&admission->sources, &admission->config, key, now_ns) : NULL;
+    if (NULL != source)
     {
-        const aeron_py_admission_pending_t *pending = &admission->pending[i];
-        if (same_session(pending->key, pending->session_id, pending->stream_id, pending->port, key, session_id, stream_id, port))
-        {
-            pending_remove_at(admission, i);  /* its count moves from pending to image */
-            was_pending = true;
-            break;
-        }
-    }
-    counted = counted || was_pending;
-    if (counted)
-    {
-        if (!was_pending)
-        {
-            admission->counted_total++;
-        }
-        if (tracks_sources(&admission->config))
-        {
-            aeron_py_admission_source_t *source = source_find_or_add(admission, key, now_ns);
-            if (NULL != source)
-            {
-                source->images++;
-            }
-        }
+        source->images += new_counted ? 1 : 0;
+        source->large += new_large ? 1 : 0;
     }
     aeron_py_admission_image_t *record = &admission->images[admission->image_count++];
     record->image = image;
@@ -356,6 +330,7 @@ void aeron_py_admission_on_image_added(
     record->stream_id = stream_id;
     record->port = port;
     record->counted = counted;
+    record->large = large;
 }
 
 void aeron_py_admission_on_image_removed(aeron_py_admission_t *admission, const void *image)
@@ -367,13 +342,21 @@ void aeron_py_admission_on_image_removed(aeron_py_admission_t *admission, const 
         {
             continue;
         }
+        aeron_py_filter_source_t *source = aeron_py_source_table_find(&admission->sources, record->key);
         if (record->counted)
         {
             admission->counted_total--;
-            aeron_py_admission_source_t *source = source_find(admission, record->key);
-            if (NULL != source && source->images > 0)
+            if (NULL != source)
             {
-                source->images--;
+                decrement(&source->images);
+            }
+        }
+        if (record->large)
+        {
+            admission->large_total--;
+            if (NULL != source)
+            {
+                decrement(&source->large);
             }
         }
         *record = admission->images[--admission->image_count];

@@ -110,7 +110,8 @@ static int table_reason(aeron_py_filter_agent_t *agent, const uint8_t address[16
     return reason;
 }
 
-/* A SETUP: the term length cap, then (receiver, port without an owner) new-session admission. */
+/* A SETUP: the term length cap, then (receiver) new-session admission: the image caps on a port
+ * without an owner, the large-term budget on any port. A drop for the term length is sampled. */
 static int setup_reason(
     aeron_py_filter_agent_t *agent, const uint8_t *buffer, size_t length, const uint8_t address[16],
     local_port_t *local, bool owned)
@@ -122,21 +123,29 @@ static int setup_reason(
     const aeron_py_endpoint_filter_config_t *config = &agent->filter->config;
     aeron_setup_header_t setup;
     memcpy(&setup, buffer, sizeof(setup));
+    int reason = -1;
     if (config->max_setup_term_length > 0 && setup.term_length > config->max_setup_term_length)
     {
-        return AERON_PY_FILTER_SETUP_TERM_LENGTH;
+        reason = AERON_PY_FILTER_SETUP_TERM_LENGTH;
     }
-    if (agent->admits && !owned)
+    else if (agent->admits)
     {
-        return aeron_py_admission_on_setup(
+        reason = aeron_py_admission_on_setup(
             &agent->admission,
             aeron_py_admission_key(config, address),
             setup.session_id,
             setup.stream_id,
             local_port(local),
+            owned,
+            setup.term_length,
             aeron_py_monotonic_ns());
     }
-    return -1;
+    if (AERON_PY_FILTER_SETUP_TERM_LENGTH == reason || AERON_PY_FILTER_SOURCE_LARGE_TERMS == reason ||
+        AERON_PY_FILTER_TOTAL_LARGE_TERMS == reason)
+    {
+        aeron_py_term_drop_sample_write(&agent->filter->term_drop, address, setup.term_length, reason);
+    }
+    return reason;
 }
 
 /* ---- the interceptor ---- */
@@ -228,6 +237,7 @@ static int filter_image_notification(
         image->stream_id,
         port,
         !owned,
+        image->term_length,
         aeron_py_monotonic_ns());
     return 0;
 }
