@@ -18,15 +18,22 @@ from .secure_handshake import ServerSecrets
 from .secure_hello import DuologueKeys
 from .sessions import DEFAULT_SESSION_MAX, DEFAULT_SESSION_MIN
 
-__all__ = ["DEFAULT_MAX_IMAGE_TERM_LENGTH", "DEFAULT_REFUSAL_INTERVAL", "Action", "Broadcast", "CloseDuologue",
+__all__ = ["DEFAULT_LARGE_TERM_IMAGES", "DEFAULT_LARGE_TERM_IMAGES_PER_IP", "DEFAULT_LARGE_TERM_LENGTH",
+           "DEFAULT_MAX_IMAGE_TERM_LENGTH", "DEFAULT_REFUSAL_INTERVAL", "Action", "Broadcast", "CloseDuologue",
            "CloseReason", "CreateDuologue", "DuologueInfo", "Event", "RejectImage", "SendDuologue", "ServerConfig",
            "ServerStats"]
-#: Largest term length accepted on client images: Aeron's minimum term, which already
-#: holds 8 KiB messages (the protocol's are at most 1 KiB), so a client image costs the
-#: server ~196 KiB of log.  A stock Aeron client publishes with a 16 MiB term (~48 MiB
-#: of log): it is refused with ``ERROR server full`` unless it sets ``term-length``
-#: (Java: ``-Daeron.term.buffer.length=65536``) or the server raises this cap.
-DEFAULT_MAX_IMAGE_TERM_LENGTH = 64 * 1024
+#: Largest term length accepted on client images: Aeron's default term, so that a stock
+#: Aeron client is served (within the large-term budget, :mod:`.large_terms`).
+DEFAULT_MAX_IMAGE_TERM_LENGTH = 16 * 1024 * 1024
+#: Terms longer than this are *large* and take a place in the large-term budget: Aeron's
+#: minimum term, which already holds 8 KiB messages (the protocol's are at most 1 KiB), so
+#: a client image within it costs the server ~196 KiB of log.
+DEFAULT_LARGE_TERM_LENGTH = 64 * 1024
+#: Large-term images kept in total: 4 × 48 MiB of log at the default cap (sparse files: only
+#: what is written uses memory).
+DEFAULT_LARGE_TERM_IMAGES = 4
+#: Large-term images kept per client key: a stock client's initial and duologue images.
+DEFAULT_LARGE_TERM_IMAGES_PER_IP = 2
 #: A refusal repeated to the same initial image within this many seconds is not sent
 #: again (the client acts on the first one; a flood must not become a reply flood).
 DEFAULT_REFUSAL_INTERVAL = 0.5
@@ -57,6 +64,9 @@ class ServerConfig:
     max_message: int = 1024
     ipv6_prefix: int = 64
     max_image_term_length: int = DEFAULT_MAX_IMAGE_TERM_LENGTH
+    large_term_length: int = DEFAULT_LARGE_TERM_LENGTH
+    max_large_term_images: int = DEFAULT_LARGE_TERM_IMAGES
+    max_large_term_images_per_ip: int = DEFAULT_LARGE_TERM_IMAGES_PER_IP
     is_blocked: Callable[[str], str | None] | None = None
     #: The glue's view of a free port still bound by a closed channel (the allocator
     #: prefers other ports); None: every free port is as good as any.
@@ -69,11 +79,15 @@ class ServerConfig:
     secure: ServerSecrets | None = None
 
     def __post_init__(self) -> None:
-        positive_ints = ("max_clients", "max_per_ip", "max_message", "max_image_term_length")
+        positive_ints = ("max_clients", "max_per_ip", "max_message", "max_image_term_length", "large_term_length")
         for name in positive_ints:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"ServerConfig.{name} must be an int >= 1, got {value!r}")
+        for name in ("max_large_term_images", "max_large_term_images_per_ip"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"ServerConfig.{name} must be an int >= 0 (0: no large terms), got {value!r}")
         if not self.refusal_interval >= 0:
             raise ValueError(f"ServerConfig.refusal_interval must be >= 0 seconds, got {self.refusal_interval!r}")
         if not self.log_interval > 0:
@@ -191,3 +205,4 @@ class ServerStats:
     closes: Mapping[str, int]
     refusals_coalesced: int = 0  # refusals not sent again within refusal_interval
     ports_retired: int = 0  # taken out of service (see retire_port)
+    large_term_images: int = 0  # client images holding a place in the large-term budget

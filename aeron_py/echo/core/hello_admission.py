@@ -6,7 +6,8 @@ refusal (the same refusal to the same initial image at most once per
 ``refusal_interval``); a repeated HELLO of a duologue still waiting for its client the
 same CONNECT again; otherwise the :class:`~.duologues.DuologueTable` opens a duologue
 and the answer is ``CreateDuologue`` + the CONNECT.  An initial image whose term is
-larger than allowed is rejected, and its HELLO answered ``server full``.
+larger than allowed, or beyond the large-term budget (:mod:`.large_terms`), is
+rejected, and its HELLO answered ``server full``.
 
 One collaborator of :class:`~.server.EchoServerCore`: it owns the initial images and
 the HELLO and refusal counters; the duologues it opens belong to the table.
@@ -19,6 +20,7 @@ from collections import Counter
 
 from .contract import Action, Broadcast, CreateDuologue, Event, RejectImage, ServerConfig
 from .duologues import DuologueTable, OutOfResources
+from .large_terms import LargeTermBudget
 from .log_summary import LogSummary
 from .per_ip import canonical_ip
 from .protocol import CoreUsageError, Reason, crypt, format_connect, parse_hello, split_source_identity
@@ -34,9 +36,11 @@ logger = logging.getLogger("aeron_py.echo.core.server")
 class HelloAdmission:
     """The all-clients half of the core: initial images, HELLOs and their answers."""
 
-    def __init__(self, config: ServerConfig, duologues: DuologueTable, log_summary: LogSummary) -> None:
+    def __init__(self, config: ServerConfig, duologues: DuologueTable, log_summary: LogSummary,
+                 large_terms: LargeTermBudget) -> None:
         self._config = config
         self._duologues = duologues
+        self._large_terms = large_terms
         self._log_summary = log_summary
         self._initial_images: dict[int, InitialImage] = {}
         self.hellos = 0
@@ -61,25 +65,26 @@ class HelloAdmission:
         if image_id in self._initial_images:
             raise CoreUsageError(f"initial image {image_id} is already available")
         ip = canonical_ip(split_source_identity(source_identity)[0])
-        rejected = term_length > self._config.max_image_term_length
-        self._initial_images[image_id] = InitialImage(session_id, ip, rejected)
-        if not rejected:
+        cause = self._large_terms.admit(image_id, ip, term_length)
+        self._initial_images[image_id] = InitialImage(session_id, ip, cause is not None)
+        if cause is None:
             return []
-        self._log_summary.log(logging.WARNING, "image:term_length", now,
-                             "rejecting initial image %d from %s: term length %d > %d",
-                             image_id, ip, term_length, self._config.max_image_term_length)
+        self._log_summary.log(logging.WARNING, f"image:{cause}", now,
+                             "rejecting initial image %d from %s: term length %d (%s)", image_id, ip, term_length,
+                             self._large_terms.rule(cause))
         # Decision 3: its HELLO gets an answer even though the image is rejected before
         # it is read; the session id is known now, so answer it now.
         return [
-            RejectImage(image_id, None, "term_length"),
-            self.reject_event(ip, session_id, image_id, None, "term_length"),
-            *self._refuse(ip, session_id, image_id, Reason.SERVER_FULL, "term_length", now),
+            RejectImage(image_id, None, cause),
+            self.reject_event(ip, session_id, image_id, None, cause),
+            *self._refuse(ip, session_id, image_id, Reason.SERVER_FULL, cause, now),
         ]
 
     def initial_image_unavailable(self, image_id: int, now: float) -> list[Action]:
         """A client's initial publication went away."""
         if self._initial_images.pop(image_id, None) is None:
             raise CoreUsageError(f"initial image {image_id} went away but was never available")
+        self._large_terms.release(image_id)
         return []
 
     def hello_received(self, image_id: int, data: bytes, now: float) -> list[Action]:

@@ -44,6 +44,7 @@ from types import MappingProxyType
 
 from .duologues import DuologueTable
 from .hello_admission import HelloAdmission
+from .large_terms import LargeTermBudget
 from .log_summary import LogSummary
 from .per_ip import canonical_ip
 from .records import DuologueRecord
@@ -89,7 +90,8 @@ class EchoServerCore:
         self._config = config
         self.log_summary = LogSummary(logger, config.log_interval)
         self._duologues = DuologueTable(config, rng)
-        self._admission = HelloAdmission(config, self._duologues, self.log_summary)
+        self._large_terms = LargeTermBudget(config)
+        self._admission = HelloAdmission(config, self._duologues, self.log_summary, self._large_terms)
 
     # ---- read-only views
 
@@ -119,6 +121,7 @@ class EchoServerCore:
             closes=MappingProxyType(dict(table.closes)),
             refusals_coalesced=admission.coalesced,
             ports_retired=table.ports.retired,
+            large_term_images=self._large_terms.in_use,
         )
 
     def connections_for_ip(self, ip: str) -> int:
@@ -194,12 +197,13 @@ class EchoServerCore:
                     Event("client_connected", {"ip": ip, "session_id": session_id,
                                                "image_id": image_id, "wrong_ip": True,
                                                "owner_ip": d.owner_ip})]
-        if term_length > self._config.max_image_term_length:
-            self.log_summary.log(logging.WARNING, "image:term_length", now,
-                                 "duologue %d: rejecting image %d: term length %d > %d", session_id,
-                                 image_id, term_length, self._config.max_image_term_length)
-            return [RejectImage(image_id, session_id, "term_length"),
-                    self._admission.reject_event(ip, session_id, image_id, None, "term_length")]
+        cause = self._large_terms.admit(image_id, ip, term_length)
+        if cause is not None:
+            self.log_summary.log(logging.WARNING, f"image:{cause}", now,
+                                 "duologue %d: rejecting image %d: term length %d (%s)", session_id,
+                                 image_id, term_length, self._large_terms.rule(cause))
+            return [RejectImage(image_id, session_id, cause),
+                    self._admission.reject_event(ip, session_id, image_id, None, cause)]
         d.images[image_id] = True
         if d.first_image_at is None:
             d.first_image_at = now
@@ -215,6 +219,7 @@ class EchoServerCore:
 
     def duologue_image_unavailable(self, session_id: int, image_id: int, now: float) -> list[Action]:
         """A client publication left duologue ``session_id``; the last owner image closes it."""
+        self._large_terms.release(image_id)
         d = self._live(session_id, "image unavailable")
         if d is None:
             return []
@@ -317,4 +322,6 @@ class EchoServerCore:
         return d
 
     def _close(self, d: DuologueRecord, reason: CloseReason, now: float) -> list[Action]:
+        for image_id in d.images:  # they go with the duologue's subscription
+            self._large_terms.release(image_id)
         return self._duologues.close(d, reason, now)

@@ -29,7 +29,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from .loop import DEFAULT_TERM_LENGTH, DriverLostError, EchoServer, ServerOptions, aeron_cause
-from ..core.contract import DEFAULT_MAX_IMAGE_TERM_LENGTH, ServerConfig
+from ..core.contract import (DEFAULT_LARGE_TERM_IMAGES, DEFAULT_LARGE_TERM_IMAGES_PER_IP,
+                             DEFAULT_MAX_IMAGE_TERM_LENGTH, ServerConfig)
 from ..core.secure_handshake import ServerSecrets
 from ..core.secure_hello import b64url_encode
 from ..keys import generate_server_key, server_secrets
@@ -66,7 +67,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--term-length", type=int, default=DEFAULT_TERM_LENGTH,
                    help="term length of the server's publications (64 KiB)")
     p.add_argument("--max-image-term-length", type=int, default=DEFAULT_MAX_IMAGE_TERM_LENGTH,
-                   help="refuse client images with a larger term (64 KiB; stock Aeron clients use 16 MiB)")
+                   help="refuse client images with a larger term (default 16 MiB, the term of a stock Aeron "
+                   "client)")
+    p.add_argument("--large-term-images", type=int, default=DEFAULT_LARGE_TERM_IMAGES,
+                   help="client images with terms over 64 KiB kept at once, in total; each may map up to 3 "
+                   f"terms of log (default {DEFAULT_LARGE_TERM_IMAGES}; 0: refuse them)")
+    p.add_argument("--large-term-images-per-ip", type=int, default=DEFAULT_LARGE_TERM_IMAGES_PER_IP,
+                   help="the same, per source IP (default "
+                   f"{DEFAULT_LARGE_TERM_IMAGES_PER_IP}: one stock client's initial and duologue images)")
     p.add_argument("--ipv6-prefix", type=int, default=64, help="IPv6 prefix length counted as one IP (64)")
     p.add_argument("--blocklist", help="blocklist file; a new version of it is applied within about 0.2 s "
                    "(checked every 100 ms; SIGHUP re-reads it at once); an invalid version keeps the old list")
@@ -185,6 +193,7 @@ def settings(args: argparse.Namespace, p: argparse.ArgumentParser) -> tuple[Serv
             max_clients=values["clients"], clients_base_port=values["base_port"], max_per_ip=args.max_per_ip,
             expiry=args.expiry, idle_timeout=args.idle_timeout, max_message=args.max_message,
             ipv6_prefix=args.ipv6_prefix, max_image_term_length=args.max_image_term_length,
+            max_large_term_images=args.large_term_images, max_large_term_images_per_ip=args.large_term_images_per_ip,
             secure=secure_mode(args, p))
         options = ServerOptions(
             address=values["address"], port=values["port"], control_port=values["control_port"],

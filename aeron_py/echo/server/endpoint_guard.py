@@ -4,8 +4,10 @@ The filter (``aeron_py.endpoint_filter``, a receive-side UDP interceptor in the
 embedded driver) drops traffic before the driver creates anything for it.  The server
 turns it on unless ``--no-endpoint-filter`` (then every call here is a no-op):
 
-* term cap = the server's ``max_image_term_length``, so an image the server would
-  reject is never made (spec decision 3 holds trivially for it);
+* term cap = the server's ``max_image_term_length``, and the server's large-term budget
+  (``core/large_terms.py``), so an image the server would reject for its term is never
+  made (spec decision 3 holds trivially for it); drops for the term length are reported
+  in one summarised log line naming the source, the term and the option that admits it;
 * new-session SETUP rate and concurrent-image caps per source and in total;
 * the blocklist (and each reload) fills the filter's table;
 * each duologue's data port is owned by its client's IP while the duologue lives.
@@ -19,11 +21,17 @@ from dataclasses import dataclass
 from typing import Any, ParamSpec, Protocol
 
 from ..blocklist import Blocklist
+from ..core.contract import ServerConfig
+from ..core.large_terms import large_term_rule
+from ...endpoint_filter import TERM_REASONS, EndpointFilterConfig, TermDrop
 from ...errors import AeronError
 
 logger = logging.getLogger(__name__)
 
-from ...endpoint_filter import EndpointFilterConfig
+#: At most one term-length drop report per this many seconds.
+TERM_DROP_REPORT_INTERVAL = 10.0
+#: The filter's term-length drop reasons as the core's refusal causes (core/large_terms.py).
+_TERM_CAUSES = dict(zip(TERM_REASONS, ("term_length", "large_terms_per_ip", "large_terms_total")))
 
 __all__ = ["FilterLimits", "EndpointGuard"]
 
@@ -36,6 +44,7 @@ class _Filter(Protocol):
     def set_blocklist(self, entries: Iterable[str]) -> None: ...
     def set_port_owner(self, port: int, address: str | None) -> None: ...
     def counters(self) -> dict[str, int]: ...
+    def last_term_drop(self) -> TermDrop | None: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,6 +52,9 @@ class FilterLimits:
     """What the server asks of the filter."""
 
     max_term_length: int
+    large_term_length: int
+    max_large_images: int
+    max_large_images_per_source: int
     setup_rate: float = 20.0
     setup_burst: int = 40
     max_images_per_source: int = 8
@@ -51,8 +63,11 @@ class FilterLimits:
 
     def driver_option(self) -> dict[str, Any]:
         """``MediaDriver`` keyword arguments that install the filter with these limits."""
+        no_large = self.max_large_images == 0 or self.max_large_images_per_source == 0
         return {"endpoint_filter": EndpointFilterConfig(
-            max_setup_term_length=self.max_term_length, setup_rate=self.setup_rate,
+            max_setup_term_length=self.large_term_length if no_large else self.max_term_length,
+            large_term_length=self.large_term_length, max_large_images_total=self.max_large_images or None,
+            max_large_images_per_source=self.max_large_images_per_source or None, setup_rate=self.setup_rate,
             setup_burst=self.setup_burst, max_images_per_source=self.max_images_per_source,
             max_images_total=self.max_images_total, ipv4_prefix=32, ipv6_prefix=self.ipv6_prefix)}
 
@@ -60,7 +75,10 @@ class FilterLimits:
 class EndpointGuard:
     """Keeps the driver's filter table in step with the server (no-op without a filter)."""
 
-    def __init__(self, driver: Any) -> None:
+    def __init__(self, driver: Any, config: ServerConfig) -> None:
+        self._config = config
+        self._term_drops_seen = 0
+        self._next_term_report = float("-inf")
         self._filter: _Filter | None
         try:
             self._filter = driver.endpoint_filter
@@ -96,6 +114,29 @@ class EndpointGuard:
         """Only ``address`` may send to ``port`` (None: anyone again)."""
         if self._filter is not None:
             self._call(self._filter.set_port_owner, port, address)
+
+    def report_term_drops(self, now: float) -> None:
+        """One log line when SETUPs were dropped for their term length since the last one
+        (at most every ``TERM_DROP_REPORT_INTERVAL`` seconds): how many, who last, and which
+        option admits them. Call periodically."""
+        if self._filter is None or now < self._next_term_report:
+            return
+        try:
+            counters = self._filter.counters()
+            total = sum(counters.get(reason, 0) for reason in TERM_REASONS)
+            drop = self._filter.last_term_drop() if total > self._term_drops_seen else None
+        except Exception as exc:  # noqa: BLE001 - a report must not stop the server
+            logger.warning("endpoint filter counters unavailable: %s", exc)
+            return
+        if drop is None:
+            return
+        new, self._term_drops_seen = total - self._term_drops_seen, total
+        self._next_term_report = now + TERM_DROP_REPORT_INTERVAL
+        logger.warning(
+            "endpoint filter: dropped %d SETUP(s) for their term length; the last from %s announced a %d-byte term "
+            "(%s). Clients that publish with term-length=65536 (Java: -Daeron.term.buffer.length=65536) are "
+            "outside this limit", new, drop.address, drop.term_length,
+            large_term_rule(self._config, _TERM_CAUSES[drop.reason]))
 
     def counters(self) -> dict[str, int]:
         """The filter's drop counters, named ``filter: <reason>``."""

@@ -81,7 +81,7 @@ class ServerLifecycle:
                                   quiet_idle=self._quiet_idle(), secure_transport=self._config.secure is not None,
                                   **driver_options)
         self.driver_dir = self.driver.dir
-        self.guard = EndpointGuard(self.driver)
+        self.guard = EndpointGuard(self.driver, self._config)
         self.guard.set_blocklist(blocklist)
         self.aeron = Aeron(driver=self.driver, use_conductor_agent_invoker=True, client_name="echo-server",
                            timeout=o.driver_timeout, error_handler=self._on_client_error)
@@ -131,7 +131,9 @@ class ServerLifecycle:
             driver_options.update(dir_delete_on_start=True, dir_delete_on_shutdown=True)
         if o.endpoint_filter:
             driver_options.update(FilterLimits(
-                max_term_length=c.max_image_term_length, setup_rate=o.setup_rate, setup_burst=o.setup_burst,
+                max_term_length=c.max_image_term_length, large_term_length=c.large_term_length,
+                max_large_images=c.max_large_term_images, max_large_images_per_source=c.max_large_term_images_per_ip,
+                setup_rate=o.setup_rate, setup_burst=o.setup_burst,
                 max_images_per_source=o.max_images_per_source,
                 max_images_total=o.max_images_total or 2 * c.max_clients + 64,
                 ipv6_prefix=c.ipv6_prefix).driver_option())

@@ -353,6 +353,7 @@ class EchoServer:
         requested, self._reload = self._reload, False
         s.dispatch.drain(s.enforcement.check(now, requested), now)
         s.guard.refresh()
+        s.guard.report_term_drops(now)
         s.channels.forget_released(now)
         if s.telemetry is not None:
             s.telemetry.snapshot_if_due(now)
