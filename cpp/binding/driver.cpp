@@ -55,7 +55,7 @@ public:
         context.in_use = true;
         context_ = ctx;
         owner_ = &context;
-        aeron_py_driver_attach_conductor_drain(driver_);  // quiet idle drains the conductor's ring
+        aeron_py_driver_attach_drain(driver_);  // quiet idle drains the driver's command queues
         if (aeron_py_keepalive_thinning_attach_counter(ctx) < 0) {
             close();
             throw AeronCallError("no room in the CnC file for the keepalive thinning counter", ENOSPC);

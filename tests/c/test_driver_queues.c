@@ -1,7 +1,8 @@
 /* The driver's command queues (cpp/plugins/driver_queues/driver_queues.c): the conductor
  * ring's replacement and its checks, the drain the quiet idle strategy runs (bounded, one
- * command at a time, none while an asynchronous command is in progress), and when the drain
- * is attached (SHARED threading with the quiet idle strategy only). */
+ * command at a time, none while an asynchronous command is in progress), the drain of every
+ * queue of a driver (receiver, sender, native resource agent, clients, conductor), and when
+ * the drain is attached (SHARED threading with the quiet idle strategy only). */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -11,6 +12,7 @@
 #include "aeron_driver_context.h"
 #include "concurrent/aeron_mpsc_rb.h"
 #include "concurrent/aeron_rb.h"
+#include "concurrent/aeron_spsc_rb.h"
 
 #include "driver_queues/driver_queues.h"
 #include "traffic_bell/traffic_bell.h"
@@ -106,6 +108,88 @@ static void drain_waits_for_an_asynchronous_command(void)
     queue_rig_close(&rig);
 }
 
+/* ---- the driver-wide drain, on a driver whose only live parts are its command queues ---- */
+
+typedef struct
+{
+    aeron_driver_t *driver;
+    aeron_spsc_rb_t receiver_queue, sender_queue, native_queue;
+    aeron_mpsc_rb_t conductor_queue;
+    void *buffers[5];
+}
+driver_rig_t;
+
+static void *ring_buffer(driver_rig_t *rig, int index)
+{
+    rig->buffers[index] = calloc(1, 64 * KIB + AERON_RB_TRAILER_LENGTH);
+    return rig->buffers[index];
+}
+
+static void driver_rig_open(driver_rig_t *rig)
+{
+    const size_t length = 64 * KIB + AERON_RB_TRAILER_LENGTH;
+    rig->driver = calloc(1, sizeof(aeron_driver_t));
+    aeron_spsc_rb_init(&rig->receiver_queue, ring_buffer(rig, 0), length);
+    aeron_spsc_rb_init(&rig->sender_queue, ring_buffer(rig, 1), length);
+    aeron_spsc_rb_init(&rig->native_queue, ring_buffer(rig, 2), length);
+    aeron_mpsc_rb_init(&rig->conductor_queue, ring_buffer(rig, 3), length);
+    aeron_mpsc_rb_init(&rig->driver->conductor.to_driver_commands, ring_buffer(rig, 4), length);
+    rig->driver->receiver.receiver_proxy.command_queue = &rig->receiver_queue;
+    rig->driver->sender.sender_proxy.command_queue = &rig->sender_queue;
+    rig->driver->native_resource_agent.native_resource_agent_proxy.command_queue = &rig->native_queue;
+    rig->driver->conductor.conductor_proxy.command_queue = &rig->conductor_queue;
+    commands_run = 0;
+}
+
+static void driver_rig_close(driver_rig_t *rig)
+{
+    for (int i = 0; i < 5; i++)
+    {
+        free(rig->buffers[i]);
+    }
+    free(rig->driver);
+}
+
+static void queue_commands(aeron_spsc_rb_t *queue, int commands)
+{
+    for (int i = 0; i < commands; i++)
+    {
+        aeron_command_base_t command = { .func = count_command, .item = NULL };
+        aeron_spsc_rb_write(queue, 1, &command, sizeof(command));
+    }
+}
+
+static void driver_drain_runs_every_agents_queue(void)
+{
+    driver_rig_t rig;
+    driver_rig_open(&rig);
+    queue_commands(&rig.receiver_queue, 5);
+    queue_commands(&rig.sender_queue, 2);
+    aeron_command_base_t command = { .func = count_command, .item = NULL };
+    aeron_mpsc_rb_write(&rig.conductor_queue, 1, &command, sizeof(command));
+    CHECK(3 + 2 + 1 == aeron_py_driver_drain(rig.driver, 3), "limit 3 per queue: 3 + 2 + 1 expected");
+    CHECK(6 == commands_run, "%d commands ran, expected 6", commands_run);
+    CHECK(2 == aeron_py_driver_drain(rig.driver, 3), "the receiver's last 2");
+    CHECK(&rig.driver->receiver == command_clientd, "a receiver command ran with a clientd other than the receiver");
+    CHECK(0 == aeron_py_driver_drain(rig.driver, 256), "empty queues");
+    driver_rig_close(&rig);
+}
+
+static void client_commands_wait_for_an_asynchronous_command(void)
+{
+    driver_rig_t rig;
+    driver_rig_open(&rig);
+    int32_t keepalive[8] = { 0 };
+    aeron_mpsc_rb_write(&rig.driver->conductor.to_driver_commands, AERON_COMMAND_CLIENT_KEEPALIVE, keepalive,
+        sizeof(keepalive));
+    aeron_driver_conductor_client_command_t in_progress = { 0 };
+    rig.driver->conductor.client_command = &in_progress;
+    CHECK(0 == aeron_py_client_commands_drain(&rig.driver->conductor, 256), "ran a client command while one was in progress");
+    CHECK(aeron_mpsc_rb_size(&rig.driver->conductor.to_driver_commands) > 0, "the queued client command was consumed");
+    rig.driver->conductor.client_command = NULL;
+    driver_rig_close(&rig);
+}
+
 /* ---- attaching the drain to the quiet idle strategy ---- */
 
 static void drain_attaches_to_a_shared_quiet_idle_only(void)
@@ -114,18 +198,18 @@ static void drain_attaches_to_a_shared_quiet_idle_only(void)
     aeron_driver_context_init(&driver->context);
     aeron_driver_context_t *context = driver->context;
     context->threading_mode = AERON_THREADING_MODE_DEDICATED;
-    CHECK(0 == aeron_py_driver_attach_conductor_drain(driver), "attached in DEDICATED threading");
+    CHECK(0 == aeron_py_driver_attach_drain(driver), "attached in DEDICATED threading");
     context->threading_mode = AERON_THREADING_MODE_SHARED;
-    CHECK(0 == aeron_py_driver_attach_conductor_drain(driver), "attached to Aeron's own idle strategy");
+    CHECK(0 == aeron_py_driver_attach_drain(driver), "attached to Aeron's own idle strategy");
 
     aeron_py_traffic_bell_t *bell = aeron_py_traffic_bell_create();
     aeron_py_quiet_idle_t *state = aeron_py_quiet_idle_create(bell, 0, INT64_C(10000000), 0, 0);
     aeron_free(context->shared_idle_strategy_state);  /* as aeron_py_endpoint_filter_install_quiet_idle does */
     context->shared_idle_strategy_state = state;
     context->shared_idle_strategy_func = aeron_py_quiet_idle;
-    CHECK(1 == aeron_py_driver_attach_conductor_drain(driver), "not attached to the SHARED quiet idle strategy");
-    CHECK(aeron_py_conductor_drain == state->drain, "the attached drain is not the conductor's");
-    CHECK(&driver->conductor == state->drain_clientd, "the drain does not drain this driver's conductor");
+    CHECK(1 == aeron_py_driver_attach_drain(driver), "not attached to the SHARED quiet idle strategy");
+    CHECK(aeron_py_driver_drain == state->drain, "the attached drain is not the driver's");
+    CHECK(driver == state->drain_clientd, "the drain does not drain this driver");
     aeron_driver_context_close(context);  /* frees the quiet idle state */
     aeron_py_traffic_bell_delete(bell);
     free(driver);
@@ -137,6 +221,8 @@ int main(void)
     RUN(queue_capacity_must_be_a_power_of_two_of_128_kib_or_more);
     RUN(drain_runs_at_most_limit_commands);
     RUN(drain_waits_for_an_asynchronous_command);
+    RUN(driver_drain_runs_every_agents_queue);
+    RUN(client_commands_wait_for_an_asynchronous_command);
     RUN(drain_attaches_to_a_shared_quiet_idle_only);
     return check_summary();
 }

@@ -1,12 +1,15 @@
-/* The conductor's command queue, replaced by a larger one (see driver_queues.h). */
+/* The conductor's command queue, replaced by a larger one, and the drains of the driver's
+ * command queues that the quiet idle strategy runs (see driver_queues.h). */
 #include <errno.h>
 
 #include "aeron_alloc.h"
 #include "aeron_driver.h"
 #include "aeron_driver_conductor.h"
 #include "aeron_driver_context.h"
+#include "aeron_driver_native_resource_agent.h"
 #include "concurrent/aeron_mpsc_rb.h"
 #include "concurrent/aeron_rb.h"
+#include "concurrent/aeron_spsc_rb.h"
 
 #include "driver_queues.h"
 #include "traffic_bell/traffic_bell.h"
@@ -59,13 +62,71 @@ int aeron_py_conductor_drain(void *conductor_ptr, int limit)
     return count;
 }
 
-int aeron_py_driver_attach_conductor_drain(aeron_driver_t *driver)
+int aeron_py_client_commands_drain(void *conductor_ptr, int limit)
+{
+    aeron_driver_conductor_t *conductor = conductor_ptr;
+    int count = 0;
+    /* the conductor refuses (aborts) a command while an asynchronous one is in progress */
+    while (count < limit && NULL == conductor->client_command)
+    {
+        if (0 == aeron_mpsc_rb_controlled_read(&conductor->to_driver_commands, aeron_driver_conductor_on_command, conductor, 1))
+        {
+            break;
+        }
+        count++;
+    }
+    return count;
+}
+
+/* The native resource agent's commands, by type, to the agent's own handlers. */
+static void run_native_command(int32_t msg_type_id, const void *message, size_t size, void *clientd)
+{
+    aeron_driver_native_resource_agent_t *agent = clientd;
+    switch (msg_type_id)
+    {
+        case AERON_DRIVER_NATIVE_RESOURCE_AGENT_COMMAND_TYPE_RESOLVE_ADDRESS:
+            aeron_driver_native_resource_agent_on_resolve_address(
+                agent, (aeron_driver_native_resource_agent_proxy_cmd_resolve_address_t *)message);
+            break;
+        case AERON_DRIVER_NATIVE_RESOURCE_AGENT_COMMAND_TYPE_PARSE_CHANNEL:
+            aeron_driver_native_resource_agent_on_parse_udp_channel(
+                agent, (aeron_driver_native_resource_agent_proxy_cmd_parse_channel_t *)message);
+            break;
+        case AERON_DRIVER_NATIVE_RESOURCE_AGENT_COMMAND_TYPE_FREE_LOG_BUFFER:
+            aeron_driver_native_resource_agent_on_free_log_buffer(
+                agent, (aeron_driver_native_resource_agent_proxy_cmd_free_log_buffer_t *)message);
+            break;
+        case AERON_DRIVER_NATIVE_RESOURCE_AGENT_COMMAND_TYPE_MAP_LOG_BUFFER:
+            aeron_driver_native_resource_agent_on_map_log_buffer(
+                agent, (aeron_driver_native_resource_agent_proxy_cmd_map_log_buffer_t *)message);
+            break;
+        default:
+            break;  /* a type this pinned version does not send */
+    }
+}
+
+int aeron_py_driver_drain(void *driver_ptr, int limit)
+{
+    aeron_driver_t *driver = driver_ptr;
+    const size_t each = (size_t)limit;
+    /* in the order work flows: clients -> conductor -> its agents -> back to the conductor */
+    int count = aeron_py_client_commands_drain(&driver->conductor, limit);
+    count += (int)aeron_spsc_rb_read(
+        driver->native_resource_agent.native_resource_agent_proxy.command_queue, run_native_command,
+        &driver->native_resource_agent, each);
+    count += (int)aeron_spsc_rb_read(driver->receiver.receiver_proxy.command_queue, run_command, &driver->receiver, each);
+    count += (int)aeron_spsc_rb_read(driver->sender.sender_proxy.command_queue, run_command, &driver->sender, each);
+    count += aeron_py_conductor_drain(&driver->conductor, limit);
+    return count;
+}
+
+int aeron_py_driver_attach_drain(aeron_driver_t *driver)
 {
     aeron_driver_context_t *context = driver->context;
     if (AERON_THREADING_MODE_SHARED != context->threading_mode || aeron_py_quiet_idle != context->shared_idle_strategy_func)
     {
         return 0;
     }
-    aeron_py_quiet_idle_attach_drain(context->shared_idle_strategy_state, aeron_py_conductor_drain, &driver->conductor);
+    aeron_py_quiet_idle_attach_drain(context->shared_idle_strategy_state, aeron_py_driver_drain, driver);
     return 1;
 }

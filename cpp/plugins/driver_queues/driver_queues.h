@@ -39,11 +39,25 @@ int aeron_py_driver_context_set_conductor_queue_capacity(aeron_driver_context_t 
  * command is in progress). Returns the number run. */
 int aeron_py_conductor_drain(void *conductor, int limit);
 
+/* The clients' commands (the CnC's to-driver ring), up to `limit`, as the conductor runs them
+ * (none while an asynchronous one is in progress). Returns the number run. */
+int aeron_py_client_commands_drain(void *conductor, int limit);
+
+/* Every command queue of a SHARED driver, up to `limit` commands each, in the order work flows:
+ * the clients' commands, the native resource agent's (channel parsing, log buffer mapping and
+ * freeing), the receiver's, the sender's, then the conductor's. Each agent reads its queue at
+ * one command per duty cycle (AERON_COMMAND_DRAIN_LIMIT), and while the quiet idle strategy
+ * sleeps, a duty cycle comes once per quiet period (50-200 ms): a flood's aftermath (hundreds
+ * of image removals, endpoint closes and log frees) then took minutes to retire. Run from the
+ * SHARED agent's idle strategy, on the thread that runs all four agents, so each command runs
+ * exactly as its agent would run it. Returns the number run. */
+int aeron_py_driver_drain(void *driver, int limit);
+
 /* After aeron_driver_init, before aeron_driver_start: when the quiet idle strategy is the
- * driver's SHARED idle strategy, attaches aeron_py_conductor_drain of this driver's conductor
- * to it (aeron_py_quiet_idle_attach_drain: the strategy knows nothing of the conductor, so
- * this file depends on traffic_bell.h and not the reverse). 1 if attached, else 0. */
-int aeron_py_driver_attach_conductor_drain(aeron_driver_t *driver);
+ * driver's SHARED idle strategy, attaches aeron_py_driver_drain of this driver to it
+ * (aeron_py_quiet_idle_attach_drain: the strategy knows nothing of the driver, so this file
+ * depends on traffic_bell.h and not the reverse). 1 if attached, else 0. */
+int aeron_py_driver_attach_drain(aeron_driver_t *driver);
 
 #ifdef __cplusplus
 }

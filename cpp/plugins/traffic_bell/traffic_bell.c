@@ -196,7 +196,7 @@ void aeron_py_quiet_idle_attach_drain(void *state_ptr, aeron_py_quiet_idle_drain
     state->drain_clientd = clientd;
 }
 
-/* Items drained per idle call on top of the agent's own work (the conductor runs one command
+/* Items drained per queue per idle call on top of the agents' own work (each runs one command
  * per duty cycle). */
 #define QUIET_DRAIN_LIMIT (256)
 

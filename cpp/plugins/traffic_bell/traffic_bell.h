@@ -59,7 +59,7 @@ int aeron_py_traffic_bell_wait(aeron_py_traffic_bell_t *bell, int64_t seen, int6
 /* ---- the quiet idle strategy (an aeron_idle_strategy_func_t and its state) ---- */
 
 /* Work the strategy runs before each idle decision, on the agent's own thread: up to `limit`
- * items, returns how many it ran (driver_queues.h attaches the conductor's command drain). */
+ * items, returns how many it ran (driver_queues.h attaches the drain of the driver's command queues). */
 typedef int (*aeron_py_quiet_idle_drain_func_t)(void *clientd, int limit);
 
 typedef struct aeron_py_quiet_idle_stct
