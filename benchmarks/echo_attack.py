@@ -1,7 +1,8 @@
 """Echo 2.0 server under attack: full-scale versions of the survival tests (issue 7).
 
-    python -m benchmarks.echo_attack [--flood-sources 250] [--flood-seconds 20]
-        [--cycles 1000] [--big-terms 50] [--only flood,cycles,big_terms] [--out PATH]
+    python -m benchmarks.echo_attack [--flood-sources 250] [--flood-seconds 20] [--flood-rounds 2]
+        [--churn-clients 50] [--churn-rounds 20] [--cycles 1000] [--big-terms 50]
+        [--only flood,churn,cycles,big_terms] [--out PATH]
 
 Each scenario starts a fresh server process (``python -m aeron_py.echo_server``,
 default limits unless stated), measures it from outside (``/proc/PID``: fds,
@@ -10,9 +11,13 @@ writes every figure to ``benchmarks/results/echo_attack.json`` (and a row of
 ``results/history/echo_attack.csv``).  Loopback only.
 
 * ``flood``: ``--flood-sources`` addresses (127.0.0.2 ...) offer ``HELLO <random>`` as
-  fast as offers go for ``--flood-seconds``; then: how long until a legitimate client
-  is served, and whether fds / driver channels / image mappings are back at their
-  baseline 15 s after the flood; bytes of log and telemetry written.
+  fast as offers go for ``--flood-seconds``, ``--flood-rounds`` times; after each: how
+  long until a legitimate client is served, and how long until fds, driver channels,
+  image mappings and image log files are back at rest (their baseline), sampled every
+  second; bytes of log and telemetry written.
+* ``churn``: ``--churn-rounds`` back-to-back rounds of ``--churn-clients`` concurrent
+  connect/echo/close clients (from 20 addresses) on 64 slots: how many were served,
+  why the others were not, and how long until the driver's image log files are at rest.
 * ``cycles``: ``--cycles`` sequential connect/echo/close clients; VmSize and RSS
   after a warm-up and at the end (growth per cycle).
 * ``big_terms``: ``--big-terms`` publications with 16 MiB terms from one address,
@@ -29,6 +34,7 @@ import logging
 import os
 import re
 import signal
+from collections import Counter
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -39,6 +45,7 @@ from typing import Any
 from aeron_py import Aeron, MediaDriver
 from aeron_py.echo.client import EchoClient, publication_channel
 from aeron_py.echo.load.flood import HelloFlood
+from aeron_py.echo.load.generator import run_load
 from aeron_py.echo.core.protocol import STREAM_ID, format_hello
 from aeron_py.idle import BackoffIdleStrategy
 from aeron_py.stat import DriverStat
@@ -50,6 +57,8 @@ from benchmarks.harness import RESULTS_DIR, Child, pick, save_results  # noqa: E
 
 HOST = "127.0.0.1"
 RESULTS = RESULTS_DIR / "echo_attack.json"
+#: The legitimate client of the flood scenario: an address outside the flood (127.0.0.2 - 127.0.1.x).
+LEGIT_SOURCE = "127.0.3.1"
 logger = logging.getLogger("echo_attack")
 
 
@@ -61,6 +70,15 @@ def wait_until(predicate: Callable[[], object], timeout: float, step: float = 0.
             return round(time.monotonic() - start, 3)
         time.sleep(step)
     return None
+
+
+def image_files(images_dir: Path) -> dict[str, int]:
+    """Blocks used by each image log file (files the driver deletes meanwhile are skipped)."""
+    found: dict[str, int] = {}
+    for path in images_dir.glob("*") if images_dir.exists() else ():
+        with contextlib.suppress(FileNotFoundError):
+            found[path.name] = path.stat().st_blocks
+    return found
 
 
 class Server:
@@ -101,14 +119,14 @@ class Server:
             counters = stat.counters()
         status = Path(f"/proc/{pid}/status").read_text()
         maps = Path(f"/proc/{pid}/maps").read_text().splitlines()
-        images_dir = Path(str(self.driver_dir)) / "images"
+        files = image_files(Path(str(self.driver_dir)) / "images")
         return {
             "fds": len(os.listdir(f"/proc/{pid}/fd")),
             "snd_channels": sum(c.type_id == 6 for c in counters),
             "rcv_channels": sum(c.type_id == 7 for c in counters),
             "image_maps": sum("/images/" in line for line in maps),
-            "image_files_bytes": sum(p.stat().st_blocks * 512 for p in images_dir.glob("*")) if images_dir.exists()
-            else 0,
+            "image_files": len(files),
+            "image_files_bytes": sum(blocks * 512 for blocks in files.values()),
             "vm_kib": int(re.search(r"VmSize:\s+(\d+)", status).group(1)),  # type: ignore[union-attr]
             "rss_kib": int(re.search(r"VmRSS:\s+(\d+)", status).group(1)),  # type: ignore[union-attr]
         }
@@ -136,8 +154,38 @@ def serve_once(s: Server, interface: str | None = None, aeron: Aeron | None = No
     return EchoClient(HOST, s.port, s.control, count=1, timeout=10, interface=interface, aeron=aeron).run().ok
 
 
+REST_KEYS = ("fds", "snd_channels", "rcv_channels", "image_maps", "image_files")
+
+
 def at_baseline(now: dict[str, int], base: dict[str, int]) -> bool:
-    return all(now[k] <= base[k] for k in ("fds", "snd_channels", "rcv_channels", "image_maps"))
+    return all(now[k] <= base[k] for k in REST_KEYS)
+
+
+def until_rest(s: Server, base: dict[str, int], ended: float, limit_s: float = 180.0) -> dict[str, Any]:
+    """Samples every second from ``ended`` until the server is back at ``base`` (or ``limit_s``)."""
+    samples: list[dict[str, Any]] = []
+    while True:
+        now = s.resources()
+        t = round(time.monotonic() - ended, 1)
+        samples.append({"t": t, **{k: now[k] for k in REST_KEYS}})
+        if at_baseline(now, base):
+            return {"seconds_to_rest": t, "samples": samples}
+        if t >= limit_s:
+            return {"seconds_to_rest": None, "samples": samples}
+        time.sleep(1.0 - (time.monotonic() - ended) % 1.0)  # the next whole second after the flood
+
+
+def flood_round(s: Server, args: argparse.Namespace, base: dict[str, int], sources: list[str]) -> dict[str, Any]:
+    """One flood, then how long until a legitimate client is served and the server is at rest."""
+    with HelloFlood(HOST, s.port, s.control, sources, seed=1) as hello_flood:
+        report = hello_flood.run(args.flood_seconds)
+        during = s.resources()
+    ended = time.monotonic()
+    served_after = wait_until(lambda: serve_once(s, LEGIT_SOURCE), 60, step=0.2)
+    return {"seconds": round(report.seconds, 2), "hellos": report.hellos,
+            "hellos_per_s": round(report.hellos / max(report.seconds, 1e-9)),
+            "connected_sources": report.connected_sources, "during": during,
+            "legit_client_served_after_s": served_after, **until_rest(s, base, ended)}
 
 
 def flood(args: argparse.Namespace, events: Path) -> dict[str, Any]:
@@ -146,23 +194,37 @@ def flood(args: argparse.Namespace, events: Path) -> dict[str, Any]:
         wait_until(lambda: s.resources()["image_maps"] == 0, 30)
         base = s.resources()
         sources = [f"127.0.0.{2 + i % 250}" if i < 250 else f"127.0.1.{i - 248}" for i in range(args.flood_sources)]
-        with HelloFlood(HOST, s.port, s.control, sources, seed=1) as hello_flood:
-            report = hello_flood.run(args.flood_seconds)
-            during = s.resources()
-        ended = time.monotonic()
-        served_after = wait_until(lambda: serve_once(s, "127.0.0.251"), 60, step=0.2)
-        wait_until(lambda: time.monotonic() - ended >= 15, 16)
-        after_15s = s.resources()
-        back = wait_until(lambda: at_baseline(s.resources(), base), 60, step=0.5)
+        rounds = [flood_round(s, args, base, sources) for _ in range(args.flood_rounds)]
         code = s.stop()
     telemetry = sum(p.stat().st_size for p in events.glob("*.jsonl"))
-    return {"sources": args.flood_sources, "seconds": round(report.seconds, 2), "hellos": report.hellos,
-            "hellos_per_s": round(report.hellos / max(report.seconds, 1e-9)),
-            "connected_sources": report.connected_sources, "baseline": base, "during": during,
-            "after_15s": after_15s, "back_at_baseline_15s_after": at_baseline(after_15s, base),
-            "seconds_to_baseline_after_15s": back, "legit_client_served_after_s": served_after,
+    first = rounds[0]
+    rests = [r["seconds_to_rest"] for r in rounds]
+    return {"sources": args.flood_sources, "rounds": rounds, "baseline": base,
+            "seconds": first["seconds"], "hellos": first["hellos"], "hellos_per_s": first["hellos_per_s"],
+            "during": first["during"], "legit_client_served_after_s": first["legit_client_served_after_s"],
+            "seconds_to_rest": rests, "max_seconds_to_rest": None if None in rests else max(rests),
             "log_bytes": s.log_bytes(), "telemetry_bytes": telemetry,
             "log_plus_telemetry_mb": round((s.log_bytes() + telemetry) / 1e6, 3), "exit_code": code}
+
+
+def churn(args: argparse.Namespace) -> dict[str, Any]:
+    sources = [f"127.0.0.{i}" for i in range(2, 22)]
+    with server(40400, "--clients", "64") as s:
+        base = s.resources()
+        served, failures = 0, Counter[str]()
+        start = time.monotonic()
+        for _ in range(args.churn_rounds):
+            report, _results = run_load(HOST, s.port, s.control, clients=args.churn_clients, sources=sources,
+                                        echoes=3, timeout=10)
+            served += report.succeeded
+            failures.update(report.failures)
+        ended = time.monotonic()
+        rest = wait_until(lambda: s.resources()["image_files"] <= base["image_files"], 60, step=0.2)
+        after = s.resources()
+    return {"clients": args.churn_clients, "rounds": args.churn_rounds, "served": served,
+            "attempted": args.churn_clients * args.churn_rounds, "failures": dict(failures),
+            "seconds": round(ended - start, 1), "baseline": base, "after": after,
+            "seconds_until_image_files_at_rest": rest}
 
 
 def cycles(args: argparse.Namespace) -> dict[str, Any]:
@@ -234,8 +296,9 @@ def big_terms(args: argparse.Namespace) -> dict[str, Any]:
 
 def history_row(out: dict[str, Any]) -> dict[str, Any]:
     """The headline numbers of a run, flat, for ``results/history/echo_attack.csv``."""
-    keys = {"flood": ("sources", "hellos_per_s", "back_at_baseline_15s_after", "seconds_to_baseline_after_15s",
-                      "legit_client_served_after_s", "log_plus_telemetry_mb"),
+    keys = {"flood": ("sources", "hellos_per_s", "max_seconds_to_rest", "legit_client_served_after_s",
+                      "log_plus_telemetry_mb"),
+            "churn": ("served", "attempted", "seconds_until_image_files_at_rest"),
             "cycles": ("cycles", "failures", "vm_growth_per_cycle_b", "rss_growth_per_cycle_b"),
             "big_terms": ("publications", "messages_offered", "error_replies", "seconds_until_unmapped")}
     row: dict[str, Any] = {}
@@ -253,12 +316,18 @@ def main(argv: list[str] | None = None) -> int:
                    help="flood scenario: HELLO senders, one per address 127.0.0.2... (default 250)")
     p.add_argument("--flood-seconds", type=float, default=20.0, metavar="S",
                    help="flood scenario: how long the HELLO flood lasts (default 20)")
+    p.add_argument("--flood-rounds", type=int, default=2, metavar="N",
+                   help="flood scenario: floods in a row, each measured until the server is at rest (default 2)")
+    p.add_argument("--churn-clients", type=int, default=50, metavar="N",
+                   help="churn scenario: concurrent connect/echo/close clients per round (default 50)")
+    p.add_argument("--churn-rounds", type=int, default=20, metavar="N",
+                   help="churn scenario: rounds, back to back, on a server with 64 slots (default 20)")
     p.add_argument("--cycles", type=int, default=1000, metavar="N",
                    help="cycles scenario: connect/echo/close sessions, VmSize/RSS tracked (default 1000)")
     p.add_argument("--big-terms", type=int, default=50, metavar="N",
                    help="big_terms scenario: 16 MiB-term publications from one address (default 50)")
-    p.add_argument("--only", default="flood,cycles,big_terms", metavar="LIST",
-                   help="comma-separated scenarios to run (default: all three)")
+    p.add_argument("--only", default="flood,churn,cycles,big_terms", metavar="LIST",
+                   help="comma-separated scenarios to run (default: all four)")
     p.add_argument("--out", type=Path, default=RESULTS, metavar="PATH",
                    help=f"JSON results file; its history goes to history/<name>.csv beside it (default {RESULTS})")
     p.add_argument("--log-level", default="WARNING", help="logging level of this script (default WARNING)")
@@ -272,6 +341,8 @@ def main(argv: list[str] | None = None) -> int:
             if name == "flood":
                 events = Path(f"/tmp/echo_attack_events_{os.getpid()}")
                 out[name] = flood(args, events)
+            elif name == "churn":
+                out[name] = churn(args)
             elif name == "cycles":
                 out[name] = cycles(args)
             elif name == "big_terms":
@@ -283,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
             out[name] = {"error": f"{type(exc).__name__}: {exc}"}
         out[name]["wall_s"] = round(time.monotonic() - started, 1)
         print(json.dumps({name: out[name]}), flush=True)
-    save_results(args.out, out, history_row(out), "" if args.only == "flood,cycles,big_terms" else args.only)
+    save_results(args.out, out, history_row(out), "" if args.only == "flood,churn,cycles,big_terms" else args.only)
     return 1 if failed else 0
 
 

@@ -20,7 +20,11 @@ class ServerOptions:
     start and on shutdown.  ``linger``: publication linger in seconds.  ``send_timeout``:
     how long a reply may wait for its publication.  ``create_timeout``: how long a
     duologue may wait for its ports.  ``image_liveness_timeout``: seconds before a
-    silent client image is dropped (driver default 10 s).  ``blocklist``: file of
+    silent client image is dropped (5 s; None: Aeron's 10 s).  A client's publication
+    sends a heartbeat every 100 ms even when it has nothing to say, so only a client that
+    is gone (or cut off) is silent for seconds; a departed image is released about
+    twice this after its last datagram (liveness, then linger), which is how long a
+    flood's images outlive it.  ``blocklist``: file of
     :class:`~aeron_py.blocklist.Blocklist` entries, watched for new versions;
     ``close_blocked``: close the duologues of owners a new version blocks (else they
     live on; new HELLOs are refused either way).  ``events``: telemetry directory;
@@ -69,7 +73,7 @@ class ServerOptions:
     linger: float = 0.2
     send_timeout: float = 2.0
     create_timeout: float = 5.0
-    image_liveness_timeout: float | None = None
+    image_liveness_timeout: float | None = 5.0
     blocklist: str | None = None
     close_blocked: bool = True
     events: str | None = None

@@ -112,6 +112,38 @@ def test_hello_flood_leaves_nothing_behind_and_writes_bounded_logs(tmp_path: Pat
     assert "more 'refuse:" in stderr_of(server)  # repeated refusals summarised, not one line each
 
 
+def image_files(child: ChildProcess) -> int:
+    images = Path(driver_dir(child)) / "images"
+    return len(list(images.iterdir())) if images.is_dir() else 0
+
+
+def test_after_each_of_two_floods_the_server_is_at_rest_within_20_s(tmp_path: Path) -> None:
+    """Issue 22's recovery bound on the server's defaults (quiet mode included): 40 sources
+    flood HELLOs for 3 s, twice; each time fds, driver channels, image mappings and image log
+    files are back at their baseline within 20 s of the flood's end (the departed images'
+    liveness, then linger: about twice ``--image-liveness-timeout``, 5 s)."""
+    ports = BLOCKS.take(12)
+    with server_process(tmp_path, ports, 12) as server:
+        assert served(ports)
+        wait_until(lambda: resources(server)["image_maps"] == 0 and image_files(server) == 0, 30,
+                   "the first client's images to go")
+        baseline = resources(server)
+        for flood_round in range(2):
+            with HelloFlood(HOST, ports.port, ports.control, [f"127.0.0.{i}" for i in range(2, 42)],
+                            seed=flood_round) as flood:
+                report = flood.run(3.0)
+            ended = time.monotonic()
+            assert report.connected_sources == 40 and report.hellos > 1000
+            wait_until(lambda: at_rest(server, baseline) and image_files(server) == 0, 20,
+                       f"round {flood_round}: the server back at its baseline {baseline} "
+                       f"(now {resources(server)}, {image_files(server)} image files)")
+            assert time.monotonic() - ended < 20.5
+            assert served(ports, "127.0.0.50")
+            wait_until(lambda: at_rest(server, baseline) and image_files(server) == 0, 20,
+                       "the legitimate client's images to go")
+        assert server.stop() == 0
+
+
 def test_connect_echo_close_cycles_keep_memory_flat(tmp_path: Path) -> None:
     """25 connect/echo/close cycles after 5 warm-up ones: VmSize and RSS each grow
     < 3 MiB (the leak this guards against was ~395 KB of VmSize per cycle: ~9.6 MiB)."""
