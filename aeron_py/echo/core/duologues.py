@@ -95,6 +95,16 @@ class DuologueTable:
         self._awaiting[hello] = session
         return d
 
+    def move(self, d: DuologueRecord, port_busy: Callable[[int], bool]) -> bool:
+        """Two ports for ``d`` drawn again, ``port_busy`` ones avoided (a port of its old pair
+        that works may be drawn again); False when only its old pair can come back."""
+        old = (d.data_port, d.control_port)
+        self.ports.free(d.data_port)
+        self.ports.free(d.control_port)
+        d.data_port, d.control_port = self.ports.allocate(2, port_busy)  # two were just freed
+        d.moves += 1
+        return {d.data_port, d.control_port} != set(old)
+
     def forget_hello(self, d: DuologueRecord) -> None:
         """``d`` has its client: a repeated HELLO no longer finds it."""
         if d.hello is not None:

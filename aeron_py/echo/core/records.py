@@ -41,6 +41,7 @@ class DuologueRecord:
     hello: tuple[int, int | bytes] | None = None
     client_session: int | None = None  # secure mode: the client's publication's session id
     secure_connect: bytes | None = None  # secure mode: the CONNECT-SECURE sent (a repeated HELLO gets it again)
+    moves: int = 0  # times moved to other ports before its channels existed (DuologueTable.move)
 
     @property
     def secure(self) -> bool:

@@ -6,7 +6,9 @@ with ``now`` (monotonic seconds) and executes the returned actions **in order**:
 
 * :class:`CreateDuologue` - create the duologue publication + subscription.  If that
   fails, call :meth:`EchoServerCore.create_failed` and skip every later
-  :class:`Broadcast` whose ``duologue_session`` is that session.
+  :class:`Broadcast` whose ``duologue_session`` is that session.  If a port is still
+  bound in the driver, :meth:`EchoServerCore.ports_taken` may move the duologue: forget
+  its held CONNECT and execute the new ``CreateDuologue`` and CONNECT instead.
 * :class:`Broadcast` - offer bytes on the all-clients publication.
 * :class:`SendDuologue` - offer bytes on a duologue publication; if it cannot be sent
   within the glue's deadline, call :meth:`EchoServerCore.send_failed`.
@@ -52,6 +54,8 @@ from .protocol import (
     ERROR_BAD_MESSAGE_DUOLOGUE,
     CoreUsageError,
     Reason,
+    crypt,
+    format_connect,
     format_error,
     parse_echo,
     split_source_identity,
@@ -76,6 +80,9 @@ __all__ = ["DEFAULT_MAX_IMAGE_TERM_LENGTH", "DEFAULT_REFUSAL_INTERVAL", "Action"
            "ServerConfig", "ServerStats"]
 
 logger = logging.getLogger(__name__)
+
+#: How many times a duologue may move to other ports before its channels exist.
+MAX_MOVES = 8
 
 # -------------------------------------------------------------------- core
 
@@ -177,6 +184,29 @@ class EchoServerCore:
         event = self._admission.reject_event(d.owner_ip, d.initial_session, None, Reason.SERVER_FULL.value,
                                              "create_failed")
         return [refusal, event, *self._close(d, CloseReason.CREATE_FAILED, now)]
+
+    def ports_taken(self, session_id: int, now: float) -> list[Action]:
+        """The glue could not make duologue ``session_id``'s channels because the driver
+        still binds one of its ports (a closed duologue's endpoint lingers while its departed
+        client's image does).  Its CONNECT is still held back, so a plain duologue moves to
+        two other ports: a new :class:`CreateDuologue` and its CONNECT.  [] when it cannot
+        move (secure mode seals the ports inside the CONNECT-SECURE already made; a client
+        already joined; moved :data:`MAX_MOVES` times; no ``port_busy`` to say which ports to
+        avoid; the same pair drawn again): the glue then keeps retrying until its create
+        timeout."""
+        d = self._duologues.get(session_id)
+        if d is None or d.secure or d.hello is None or d.first_image_at is not None or d.moves >= MAX_MOVES:
+            return []
+        old = (d.data_port, d.control_port)
+        if self._config.port_busy is None or not self._duologues.move(d, self._config.port_busy):
+            return []
+        key = d.hello[1]
+        assert isinstance(key, int)  # plain mode
+        logger.info("duologue %d: ports %d/%d still bound in the driver; moved to %d/%d", session_id, *old,
+                    d.data_port, d.control_port)
+        return [CreateDuologue(session_id, d.data_port, d.control_port, d.owner_ip),
+                Broadcast(format_connect(d.initial_session, d.data_port, d.control_port, crypt(key, session_id)),
+                          session_id)]
 
     def duologue_image_available(
         self, session_id: int, image_id: int, source_identity: str, term_length: int, now: float

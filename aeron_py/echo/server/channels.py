@@ -16,10 +16,11 @@ them; nothing here calls back into the loop.
 """
 from __future__ import annotations
 
+import errno
 import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from .duologue_keys import DuologueKeyring
     from .endpoint_guard import EndpointGuard
     from .options import ServerOptions
-    from ..core.contract import Broadcast, CreateDuologue, SendDuologue
+    from ..core.contract import Action, Broadcast, CreateDuologue, SendDuologue
     from ..core.server import EchoServerCore
 
 __all__ = ["Duologue", "DuologueChannels", "OnImage"]
@@ -54,6 +55,14 @@ _RETRY_INTERVAL = 0.05  # between attempts to create a duologue
 # subscription's socket at once, or after ~1.1 s while one of its images drains
 # (5 status-message timeouts); a publication's after its linger plus ~0.4 s.
 _SUB_RELEASE, _SUB_WITH_IMAGES_RELEASE, _PUB_RELEASE_EXTRA = 0.05, 1.3, 0.5
+#: How the driver reports a port another endpoint still binds (aeron_cause of the add's error).
+_PORT_IN_USE = f"({errno.EADDRINUSE})"
+
+
+def _held_port_wait(image_liveness_timeout: float | None) -> float:
+    """How long a port found still bound stays avoided: a departed client's image keeps its
+    endpoint (and port) for its liveness timeout, then as long again while it lingers."""
+    return 2 * (image_liveness_timeout or 10.0) + 1.0
 
 
 @dataclass
@@ -287,6 +296,8 @@ class DuologueChannels:
         a, o = pending.action, self._options
         busy = max(self._bindable_at(a.data_port, "data"), self._bindable_at(a.control_port, "control"))
         if now < busy:  # a closed channel of ours may still hold a port
+            if busy > pending.deadline and (yield from self._move(pending, now)):
+                return 1  # held longer than this duologue can wait: moved to other ports
             pending.next_attempt = min(busy, now + 10 * _RETRY_INTERVAL)
             return (yield from self._give_up_if_late(pending, now, f"ports {a.data_port}/{a.control_port} still held"))
         if self._in_flight() >= o.max_creating:  # pace: the driver is still busy with earlier adds
@@ -317,7 +328,13 @@ class DuologueChannels:
         pending.attempt = None
         if attempt.error is not None:
             made_pub = attempt.pub is not None
+            refused = [port for port, made in ((a.data_port, attempt.sub), (a.control_port, attempt.pub)) if made is None]
             self._discard(attempt, now)
+            if aeron_cause(attempt.error).startswith(_PORT_IN_USE):
+                # still bound in the driver: avoided for a while; the next attempt moves the
+                # duologue (once the channels this one made are closed and their ports free)
+                for port in refused:
+                    self._release(port, "data", now + _held_port_wait(self._options.image_liveness_timeout))
             # A publication of this session that is still lingering makes the retry fail
             # with a session clash: wait until it is gone.
             wait = self._options.linger + _PUB_RELEASE_EXTRA if made_pub else _RETRY_INTERVAL
@@ -335,6 +352,17 @@ class DuologueChannels:
         for data in pending.held:
             self._push_broadcast(data, now)
         return 1
+
+    def _move(self, pending: Pending, now: float) -> Generator[list[Action], None, bool]:
+        """Ask the core to move a pending duologue off ports the driver still binds: True if
+        it moved (the new pending, made by the core's CreateDuologue, holds the new CONNECT)."""
+        session = pending.action.session_id
+        moved = self._core.ports_taken(session, now)
+        if not moved:
+            return False
+        del self._pending[session]  # its held CONNECT named the old ports
+        yield moved
+        return True
 
     def _give_up_if_late(self, pending: Pending, now: float, why: str) -> Steps:
         if now < pending.deadline:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import socket
 import time
 from pathlib import Path
 
@@ -138,3 +139,23 @@ def test_counters_file_is_sized_for_max_clients() -> None:
             counters = DriverStat(server.driver_dir).counters_reader().max_counter_id + 1
             assert counters >= expected
             assert clients > 8 or counters == 65_536
+
+
+def test_a_duologue_moves_off_ports_that_are_still_bound() -> None:
+    """Six of the twelve duologue ports are bound by other sockets (as a closed duologue's
+    endpoint stays bound while its departed client's image lingers): a duologue whose
+    channels fail with "Address already in use" moves to other ports before its CONNECT
+    goes out, so every client is served."""
+    ports = BLOCKS.take(6)
+    taken = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(6)]
+    try:
+        for i, sock in enumerate(taken):
+            sock.bind((HOST, ports.base + 2 * i))
+        with make_server(ports, clients=6) as server:
+            for _ in range(3):
+                result = EchoClient(HOST, ports.port, ports.control, count=1, timeout=10).run()
+                assert result.ok, result.reason
+            assert server.stats.rejects == {}
+    finally:
+        for sock in taken:
+            sock.close()
