@@ -97,27 +97,31 @@ static void decrement(int32_t *count)
     }
 }
 
-/* Gives back the places a pending SETUP holds and forgets it. */
-static void pending_release_at(aeron_py_admission_t *admission, size_t index)
+/* Gives back a place under the image caps (held by a pending SETUP or by an image) and one
+ * under the large-term budget, in total and for the source of `key`. */
+static void give_back(aeron_py_admission_t *admission, aeron_py_source_key_t key, bool counted, bool large, bool pending)
 {
-    const aeron_py_admission_pending_t *pending = &admission->pending[index];
-    aeron_py_filter_source_t *source = aeron_py_source_table_find(&admission->sources, pending->key);
-    if (pending->counted)
+    aeron_py_filter_source_t *source = aeron_py_source_table_find(&admission->sources, key);
+    admission->counted_total -= counted ? 1 : 0;
+    admission->large_total -= large ? 1 : 0;
+    if (NULL != source)
     {
-        admission->counted_total--;
-        if (NULL != source)
+        if (counted)
         {
-            decrement(&source->pending);
+            decrement(pending ? &source->pending : &source->images);
         }
-    }
-    if (pending->large)
-    {
-        admission->large_total--;
-        if (NULL != source)
+        if (large)
         {
             decrement(&source->large);
         }
     }
+}
+
+/* Gives back the places a pending SETUP holds and forgets it. */
+static void pending_release_at(aeron_py_admission_t *admission, size_t index)
+{
+    const aeron_py_admission_pending_t *pending = &admission->pending[index];
+    give_back(admission, pending->key, pending->counted, pending->large, true);
     admission->pending[index] = admission->pending[--admission->pending_count];
 }
 
@@ -342,23 +346,7 @@ void aeron_py_admission_on_image_removed(aeron_py_admission_t *admission, const 
         {
             continue;
         }
-        aeron_py_filter_source_t *source = aeron_py_source_table_find(&admission->sources, record->key);
-        if (record->counted)
-        {
-            admission->counted_total--;
-            if (NULL != source)
-            {
-                decrement(&source->images);
-            }
-        }
-        if (record->large)
-        {
-            admission->large_total--;
-            if (NULL != source)
-            {
-                decrement(&source->large);
-            }
-        }
+        give_back(admission, record->key, record->counted, record->large, false);
         *record = admission->images[--admission->image_count];
         return;
     }
