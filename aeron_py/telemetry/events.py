@@ -114,6 +114,7 @@ CLOSE_REASONS: tuple[str, ...] = (
     "shutdown",
     "create_failed",
     "blocked",
+    "reclaimed",
 )
 #: ``blocklist_reload.reason`` values.
 RELOAD_REASONS: tuple[str, ...] = ("file_changed", "requested")

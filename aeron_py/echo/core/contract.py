@@ -18,8 +18,9 @@ from .secure_handshake import ServerSecrets
 from .secure_hello import DuologueKeys
 from .sessions import DEFAULT_SESSION_MAX, DEFAULT_SESSION_MIN
 
-__all__ = ["DEFAULT_LARGE_TERM_IMAGES", "DEFAULT_LARGE_TERM_IMAGES_PER_IP", "DEFAULT_LARGE_TERM_LENGTH",
-           "DEFAULT_MAX_IMAGE_TERM_LENGTH", "DEFAULT_REFUSAL_INTERVAL", "Action", "Broadcast", "CloseDuologue",
+__all__ = ["DEFAULT_FLOOD_HELLOS", "DEFAULT_FLOOD_PENALTY", "DEFAULT_LARGE_TERM_IMAGES",
+           "DEFAULT_LARGE_TERM_IMAGES_PER_IP", "DEFAULT_LARGE_TERM_LENGTH", "DEFAULT_MAX_IMAGE_TERM_LENGTH", "DEFAULT_RECLAIM_AFTER", "DEFAULT_REFUSAL_INTERVAL",
+           "DEFAULT_STANDING_WINDOW", "Action", "BlockSource", "Broadcast", "CloseDuologue",
            "CloseReason", "CreateDuologue", "DuologueInfo", "Event", "RejectImage", "SendDuologue", "ServerConfig",
            "ServerStats"]
 #: Largest term length accepted on client images: Aeron's default term, so that a stock
@@ -37,6 +38,16 @@ DEFAULT_LARGE_TERM_IMAGES_PER_IP = 2
 #: A refusal repeated to the same initial image within this many seconds is not sent
 #: again (the client acts on the first one; a flood must not become a reply flood).
 DEFAULT_REFUSAL_INTERVAL = 0.5
+#: On a full server, an unjoined duologue this old gives its place to a HELLO from a
+#: source in good standing (:mod:`.reclaim`).
+DEFAULT_RECLAIM_AFTER = 2.0
+#: How long a source whose duologue was reclaimed or expired unjoined cannot reclaim.
+DEFAULT_STANDING_WINDOW = 60.0
+#: Refusals one initial image may earn before its source counts as flooding: a client
+#: sends one HELLO a second and gives up at the first refusal.
+DEFAULT_FLOOD_HELLOS = 20
+#: How long a flooding source is refused, and dropped in the driver.
+DEFAULT_FLOOD_PENALTY = 60.0
 
 
 class CloseReason(StrEnum):
@@ -50,6 +61,7 @@ class CloseReason(StrEnum):
     SHUTDOWN = "shutdown"
     CREATE_FAILED = "create_failed"
     BLOCKED = "blocked"
+    RECLAIMED = "reclaimed"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,6 +86,12 @@ class ServerConfig:
     session_min: int = DEFAULT_SESSION_MIN
     session_max: int = DEFAULT_SESSION_MAX
     refusal_interval: float = DEFAULT_REFUSAL_INTERVAL
+    #: None: a full server never reclaims an unjoined duologue's place (:mod:`.reclaim`).
+    reclaim_after: float | None = DEFAULT_RECLAIM_AFTER
+    standing_window: float = DEFAULT_STANDING_WINDOW
+    #: None: never penalise a source for flooding (:mod:`.hello_admission`).
+    flood_hellos: int | None = DEFAULT_FLOOD_HELLOS
+    flood_penalty: float = DEFAULT_FLOOD_PENALTY
     log_interval: float = 10.0
     #: Secure mode (docs/spec/echo2.md §5): the server's key pair; None: plain Echo 2.0.
     secure: ServerSecrets | None = None
@@ -94,6 +112,15 @@ class ServerConfig:
             raise ValueError(f"ServerConfig.log_interval must be > 0 seconds, got {self.log_interval!r}")
         if not self.expiry > 0:
             raise ValueError(f"ServerConfig.expiry must be > 0 seconds, got {self.expiry!r}")
+        if self.reclaim_after is not None and not self.reclaim_after > 0:
+            raise ValueError(f"ServerConfig.reclaim_after must be None or > 0 seconds, got {self.reclaim_after!r}")
+        if self.flood_hellos is not None and (isinstance(self.flood_hellos, bool)
+                                              or not isinstance(self.flood_hellos, int) or self.flood_hellos < 1):
+            raise ValueError(f"ServerConfig.flood_hellos must be None or an int >= 1, got {self.flood_hellos!r}")
+        if not self.flood_penalty > 0:
+            raise ValueError(f"ServerConfig.flood_penalty must be > 0 seconds, got {self.flood_penalty!r}")
+        if not self.standing_window >= 0:
+            raise ValueError(f"ServerConfig.standing_window must be >= 0 seconds, got {self.standing_window!r}")
         if self.idle_timeout is not None and not self.idle_timeout > 0:
             raise ValueError(
                 f"ServerConfig.idle_timeout must be None or > 0 seconds, got {self.idle_timeout!r}"
@@ -157,6 +184,16 @@ class RejectImage:
 
 
 @dataclass(frozen=True)
+class BlockSource:
+    """Drop everything from ``ip`` in the driver for ``seconds`` (where the driver can):
+    the source floods (``ServerConfig.flood_hellos``); the core refuses its HELLOs
+    meanwhile either way."""
+
+    ip: str
+    seconds: float
+
+
+@dataclass(frozen=True)
 class Event:
     """Telemetry record; see the module docstring for the kinds."""
 
@@ -164,7 +201,7 @@ class Event:
     fields: dict[str, Any] = field(default_factory=dict)
 
 
-Action = Broadcast | CreateDuologue | SendDuologue | CloseDuologue | RejectImage | Event
+Action = Broadcast | CreateDuologue | SendDuologue | CloseDuologue | RejectImage | BlockSource | Event
 
 
 
@@ -206,3 +243,5 @@ class ServerStats:
     refusals_coalesced: int = 0  # refusals not sent again within refusal_interval
     ports_retired: int = 0  # taken out of service (see retire_port)
     large_term_images: int = 0  # client images holding a place in the large-term budget
+    sources_out_of_standing: int = 0  # sources that may not reclaim a place now (see .reclaim)
+    floods: int = 0  # initial images refused flood_hellos times: their sources penalised

@@ -67,6 +67,13 @@ class DuologueTable:
         session = self._awaiting.get((image_id, key))
         return self._records.get(session) if session is not None else None
 
+    def oldest_unjoined(self) -> DuologueRecord | None:
+        """The duologue that has waited longest for its client (the awaiting index keeps
+        opening order), or None."""
+        for session in self._awaiting.values():
+            return self._records.get(session)
+        return None
+
     def open(self, ip: str, initial_session: int, hello: tuple[int, int | bytes], now: float,
              port_busy: Callable[[int], bool] | None, *, secure: bool = False) -> DuologueRecord:
         """Take two ports, a session id (secure: two) and a per-IP count; raises :class:`OutOfResources`."""

@@ -7,7 +7,16 @@ refusal (the same refusal to the same initial image at most once per
 same CONNECT again; otherwise the :class:`~.duologues.DuologueTable` opens a duologue
 and the answer is ``CreateDuologue`` + the CONNECT.  An initial image whose term is
 larger than allowed, or beyond the large-term budget (:mod:`.large_terms`), is
-rejected, and its HELLO answered ``server full``.
+rejected, and its HELLO answered ``server full``.  On a full server, a HELLO from a
+source in good standing may take the place of the oldest duologue nobody joined
+(:mod:`.reclaim`).
+
+A client gives up at its first refusal (and sends one HELLO a second until answered),
+so an initial image refused ``flood_hellos`` times is a flood: its source loses its
+standing, its image is rejected, and for ``flood_penalty`` seconds the source's HELLOs
+are refused (``too many connections for IP address``) and the driver drops everything
+it sends (:class:`~.contract.BlockSource`).  Its images then go away with their
+liveness, which frees their places in the driver's image caps for other sources.
 
 One collaborator of :class:`~.server.EchoServerCore`: it owns the initial images and
 the HELLO and refusal counters; the duologues it opens belong to the table.
@@ -18,11 +27,13 @@ from __future__ import annotations
 import logging
 from collections import Counter
 
-from .contract import Action, Broadcast, CreateDuologue, Event, RejectImage, ServerConfig
+from .contract import Action, BlockSource, Broadcast, CreateDuologue, Event, RejectImage, ServerConfig
 from .duologues import DuologueTable, OutOfResources
+from .expiring import ExpiringKeys
 from .large_terms import LargeTermBudget
 from .log_summary import LogSummary
 from .per_ip import canonical_ip
+from .reclaim import Reclaim
 from .protocol import CoreUsageError, Reason, crypt, format_connect, parse_hello, split_source_identity
 from .records import DuologueRecord, InitialImage
 from .secure_handshake import ServerSecrets
@@ -32,14 +43,18 @@ __all__ = ["HelloAdmission"]
 
 logger = logging.getLogger("aeron_py.echo.core.server")
 
+#: Most sources penalised for flooding at once (the oldest penalty makes way).
+MAX_PENALISED = 65_536
+
 
 class HelloAdmission:
     """The all-clients half of the core: initial images, HELLOs and their answers."""
 
     def __init__(self, config: ServerConfig, duologues: DuologueTable, log_summary: LogSummary,
-                 large_terms: LargeTermBudget) -> None:
+                 large_terms: LargeTermBudget, reclaim: Reclaim) -> None:
         self._config = config
         self._duologues = duologues
+        self._reclaim = reclaim
         self._large_terms = large_terms
         self._log_summary = log_summary
         self._initial_images: dict[int, InitialImage] = {}
@@ -48,6 +63,8 @@ class HelloAdmission:
         self.rejects: Counter[str] = Counter()
         self.coalesced = 0
         self._shut_down = False
+        self._penalised = ExpiringKeys(config.flood_penalty, MAX_PENALISED)
+        self.floods = 0
 
     @property
     def initial_images(self) -> int:
@@ -108,7 +125,8 @@ class HelloAdmission:
         repeated = self._repeat_connect(image_id, key, sid)
         if repeated is not None:
             return actions + repeated
-        refusal = self._admission_refusal(ip, sid, image_id, now)
+        refusal, room = self._admission(ip, sid, image_id, now)
+        actions += room
         if refusal is not None:
             return actions + refusal
         try:
@@ -131,7 +149,7 @@ class HelloAdmission:
             if answer.refusal is None:  # SERVER-KEY
                 return [Broadcast(answer.message), Event("server_key", {"ip": ip, "session_id": sid})]
             return self._refuse(ip, sid, image_id, answer.refusal, answer.cause, now)
-        refusal = self._admission_refusal(ip, sid, image_id, now)
+        refusal, room = self._admission(ip, sid, image_id, now)
         if refusal is None:
             try:
                 d = self._duologues.open(ip, sid, (image_id, data), now, self._config.port_busy, secure=True)
@@ -139,12 +157,12 @@ class HelloAdmission:
                 refusal = self._refuse(ip, sid, image_id, Reason.SERVER_FULL, out.cause, now)
         if refusal is not None:
             handshake.wipe()
-            return refusal
+            return room + refusal
         assert d.client_session is not None
         connect, keys = handshake.connect(
             SecureConnectPayload(d.data_port, d.control_port, d.session_id, d.client_session))
         d.secure_connect = connect
-        return self._created(d, connect, keys)
+        return room + self._created(d, connect, keys)
 
     def _created(self, d: DuologueRecord, connect: bytes, keys: DuologueKeys | None) -> list[Action]:
         """The actions of a duologue just opened: create its channels, then send its CONNECT."""
@@ -173,36 +191,56 @@ class HelloAdmission:
         return [Broadcast(format_connect(sid, d.data_port, d.control_port, crypt(key, d.session_id)),
                           d.session_id)]
 
-    def _admission_refusal(self, ip: str, sid: int, image_id: int, now: float) -> list[Action] | None:
-        """The refusal for a well-formed HELLO, or None when it may be admitted."""
+    def _admission(self, ip: str, sid: int, image_id: int, now: float) -> tuple[list[Action] | None, list[Action]]:
+        """(The refusal for a well-formed HELLO, or None when it may be admitted; the
+        actions that made room for it: a reclaimed duologue's close, or [])."""
         if self._shut_down:
-            return self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "shutdown", now)
+            return self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "shutdown", now), []
         blocked = self._config.is_blocked(ip) if self._config.is_blocked is not None else None
         if blocked is not None:
             hit = Event("blocklist_hit", {"ip": ip, "session_id": sid, "detail": blocked})
-            return [hit, *self._refuse(ip, sid, image_id, Reason.TOO_MANY_FOR_IP, "blocklist", now)]
-        if len(self._duologues) >= self._config.max_clients:
-            return self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "max_clients", now)
-        if self._duologues.per_ip.count(ip) >= self._config.max_per_ip:
-            return self._refuse(ip, sid, image_id, Reason.TOO_MANY_FOR_IP, "max_per_ip", now)
-        return None
+            return [hit, *self._refuse(ip, sid, image_id, Reason.TOO_MANY_FOR_IP, "blocklist", now)], []
+        if self._penalised.holds(self._duologues.per_ip.key(ip), now):
+            return self._refuse(ip, sid, image_id, Reason.TOO_MANY_FOR_IP, "flood_penalty", now), []
+        if len(self._duologues) < self._config.max_clients:
+            if self._duologues.per_ip.count(ip) >= self._config.max_per_ip:
+                return self._refuse(ip, sid, image_id, Reason.TOO_MANY_FOR_IP, "max_per_ip", now), []
+            return None, []
+        room = self._reclaim.make_room(ip, now)  # only for a source that holds no place
+        if room is None:
+            return self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "max_clients", now), []
+        return None, room
 
     def _refuse(self, ip: str, sid: int, image_id: int | None, reason: Reason | SecureReason, cause: str,
                 now: float) -> list[Action]:
         """``<sid> ERROR <reason>`` plus its ``reject`` event; the same refusal to the same
         initial image within ``refusal_interval`` is counted but not sent again."""
         image = self._initial_images.get(image_id) if image_id is not None else None
-        if image is not None:
+        penalty: list[Action] = []
+        if image is not None and image_id is not None:
+            image.refusals += 1
+            if image.refusals == self._config.flood_hellos:
+                penalty = self._penalise(ip, image_id, now)
             last = image.last_refusal
             if last is not None and last[0] is reason and now - last[1] < self._config.refusal_interval:
                 self.coalesced += 1
                 self.rejects[cause] += 1
-                return []
+                return penalty
             image.last_refusal = (reason, now)
         self._log_summary.log(logging.INFO, f"refuse:{cause}", now, "refusing HELLO from %s (session %d): %s (%s)",
                              ip, sid, reason.value, cause)
         return [Broadcast(format_secure_error(sid, reason)),
-                self.reject_event(ip, sid, image_id, reason.value, cause)]
+                self.reject_event(ip, sid, image_id, reason.value, cause), *penalty]
+
+    def _penalise(self, ip: str, image_id: int, now: float) -> list[Action]:
+        """Initial image ``image_id`` of ``ip`` was refused ``flood_hellos`` times: a flood."""
+        self.floods += 1
+        self._penalised.hold(self._duologues.per_ip.key(ip), now)
+        self._reclaim.lose_standing(ip, now)
+        self._log_summary.log(logging.WARNING, "flood", now,
+                             "%s sent %d HELLOs refused on one publication: refused and dropped in the "
+                             "media driver for %g s", ip, self._config.flood_hellos, self._config.flood_penalty)
+        return [RejectImage(image_id, None, "flood"), BlockSource(ip, self._config.flood_penalty)]
 
     def reject_event(self, ip: str, sid: int | None, image_id: int | None, reason: str | None,
                       cause: str) -> Event:

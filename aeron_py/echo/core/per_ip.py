@@ -14,6 +14,10 @@ from ...addresses import client_key
 
 logger = logging.getLogger(__name__)
 
+#: Addresses whose key is remembered (parsing one costs microseconds, and a flood repeats
+#: the same few addresses hundreds of thousands of times a second); cleared when full.
+KEY_CACHE_SIZE = 65_536
+
 
 class PerIpCounter:
     """Counts duologues per address key; unknown keys count 0, entries vanish at 0."""
@@ -22,10 +26,16 @@ class PerIpCounter:
         client_key("::", 32, ipv6_prefix)  # validates the prefix
         self._prefix = ipv6_prefix
         self._counts: dict[str, int] = {}
+        self._keys: dict[str, str] = {}
 
     def key(self, ip: str) -> str:
         """The accounting key used for ``ip``: :func:`aeron_py.addresses.client_key`, IPv4 at /32."""
-        return client_key(ip, 32, self._prefix)
+        key = self._keys.get(ip)
+        if key is None:
+            if len(self._keys) >= KEY_CACHE_SIZE:
+                self._keys.clear()
+            key = self._keys[ip] = client_key(ip, 32, self._prefix)
+        return key
 
     def count(self, ip: str) -> int:
         """Current count for ``ip``'s key (0 if unknown)."""

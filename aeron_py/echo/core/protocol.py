@@ -32,7 +32,7 @@ JAVA_LINE_TERMINATORS = frozenset("\n\r\u0085\u2028\u2029")
 
 # Whole-message patterns, always used with ``fullmatch`` (Java ``Matcher.matches``).
 # ``[0-9]`` / ``[0-9A-F]`` on purpose: ``\d`` would accept Unicode digits.
-_HELLO_RE = re.compile(r"HELLO ([0-9A-F]+)")
+_HELLO_RE = re.compile(rb"HELLO ([0-9A-F]+)")
 _ECHO_RE = re.compile(f"ECHO ({_JAVA_DOT}*)")
 _ERROR_RE = re.compile(f"ERROR ({_JAVA_DOT}*)")
 _CONNECT_RE = re.compile(r"CONNECT ([0-9]+) ([0-9]+) ([0-9A-F]+)")
@@ -89,7 +89,7 @@ def parse_hello(data: bytes) -> int | None:
     The whole message must match ``HELLO ([0-9A-F]+)`` (one space, no trimming, no
     lowercase) and the key must fit in 32 unsigned bits.
     """
-    match = _HELLO_RE.fullmatch(decode(data))
+    match = _HELLO_RE.fullmatch(data)  # ASCII only: the same as matching the decoded text
     if match is None:
         return None
     key = int(match.group(1), 16)

@@ -18,6 +18,7 @@ class InitialImage:
     ip: str
     rejected: bool
     last_refusal: tuple[Reason | SecureReason, float] | None = None  # what was last answered, and when
+    refusals: int = 0  # HELLOs refused (sent or coalesced): ServerConfig.flood_hellos marks a flood
 
 
 @dataclass

@@ -49,6 +49,7 @@ from .hello_admission import HelloAdmission
 from .large_terms import LargeTermBudget
 from .log_summary import LogSummary
 from .per_ip import canonical_ip
+from .reclaim import Reclaim
 from .records import DuologueRecord
 from .protocol import (
     ERROR_BAD_MESSAGE_DUOLOGUE,
@@ -98,7 +99,9 @@ class EchoServerCore:
         self.log_summary = LogSummary(logger, config.log_interval)
         self._duologues = DuologueTable(config, rng)
         self._large_terms = LargeTermBudget(config)
-        self._admission = HelloAdmission(config, self._duologues, self.log_summary, self._large_terms)
+        self._reclaim = Reclaim(config, self._duologues, self._close)
+        self._admission = HelloAdmission(config, self._duologues, self.log_summary, self._large_terms,
+                                         self._reclaim)
 
     # ---- read-only views
 
@@ -129,6 +132,8 @@ class EchoServerCore:
             refusals_coalesced=admission.coalesced,
             ports_retired=table.ports.retired,
             large_term_images=self._large_terms.in_use,
+            sources_out_of_standing=self._reclaim.sources_out_of_standing,
+            floods=admission.floods,
         )
 
     def connections_for_ip(self, ip: str) -> int:
@@ -326,6 +331,7 @@ class EchoServerCore:
             if d is None:
                 continue
             if d.first_image_at is None:
+                self._reclaim.lose_standing(d.owner_ip, now)
                 actions += self._close(d, CloseReason.EXPIRED, now)
             elif idle is not None:
                 if now - d.last_activity >= idle:

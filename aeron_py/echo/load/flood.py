@@ -5,7 +5,9 @@ publication sending from that interface, like :class:`~.client.EchoClient` with
 ``interface=``) on its own embedded media driver, plus ``listeners`` subscriptions
 to the server's broadcast (so the server's replies really leave), and offers
 ``HELLO <random key>`` on every publication, round robin, as fast as the offers are
-taken, for a bounded time.  It never reads replies and never opens a duologue: the
+taken, for a bounded time: :data:`BATCH` HELLOs per publication per call
+(``offer_batch``), drawn from a pool of :data:`POOL` HELLOs built before the flood
+starts, so the Python loop is not what limits the rate.  It never reads replies and never opens a duologue: the
 server is left with duologues that expire.  Loopback only.
 """
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ...channel import ChannelUri
@@ -25,7 +27,12 @@ from ...subscription import Subscription
 from ..client.common import DEFAULT_TERM_LENGTH, publication_channel
 from ..core.protocol import STREAM_ID, format_hello
 
-__all__ = ["FloodReport", "HelloFlood"]
+__all__ = ["BATCH", "POOL", "FloodReport", "HelloFlood"]
+
+#: HELLOs offered per publication per call.
+BATCH = 32
+#: Distinct HELLOs (random keys) the flood draws its batches from.
+POOL = 4096
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +44,7 @@ class FloodReport:
     sources: int
     seconds: float = 0.0
     hellos: int = 0
-    refused_offers: int = 0
+    refused_offers: int = 0  # offer_batch calls cut short (back pressure or not connected)
     connected_sources: int = 0
     per_source: dict[str, int] = field(default_factory=dict)
 
@@ -70,24 +77,32 @@ class HelloFlood:
             self.close()
             raise
 
-    def run(self, seconds: float, connect_timeout: float = 5.0) -> FloodReport:
-        """Flood for ``seconds`` (after up to ``connect_timeout`` s for the publications to connect)."""
+    def run(self, seconds: float, connect_timeout: float = 5.0,
+            on_start: Callable[[], None] | None = None) -> FloodReport:
+        """Flood for ``seconds`` (after up to ``connect_timeout`` s for the publications to
+        connect; ``on_start`` is called when the flood itself starts)."""
         report = FloodReport(sources=len(self.sources), per_source=dict.fromkeys(self.sources, 0))
         idle = BackoffIdleStrategy(max_park_ns=1_000_000)
         deadline = time.monotonic() + connect_timeout
         while time.monotonic() < deadline and not all(p.is_connected for p in self._pubs):
             idle.idle(self._aeron.do_work())
         report.connected_sources = sum(1 for p in self._pubs if p.is_connected)
+        hellos = [format_hello(self._rng.getrandbits(32)) for _ in range(POOL)]
+        batches = [hellos[i:i + BATCH] for i in range(0, POOL, BATCH)]
+        turn = 0
+        if on_start is not None:
+            on_start()
         start = time.monotonic()
         end = start + seconds
         while time.monotonic() < end:
             sent = 0
-            for source, pub in zip(self.sources, self._pubs):
-                if pub.offer(format_hello(self._rng.getrandbits(32))) > 0:
-                    sent += 1
-                    report.per_source[source] += 1
-                else:
+            for index, (source, pub) in enumerate(zip(self.sources, self._pubs)):
+                taken = pub.offer_batch(batches[(turn + index) % len(batches)])
+                sent += taken
+                report.per_source[source] += taken
+                if taken < BATCH:
                     report.refused_offers += 1
+            turn += 1
             for sub in self._subs:
                 sub.poll_batch(100)  # keep up with the replies; never read
             report.hellos += sent

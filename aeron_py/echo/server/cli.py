@@ -30,7 +30,8 @@ from typing import Any
 
 from .loop import DEFAULT_TERM_LENGTH, DriverLostError, EchoServer, ServerOptions, aeron_cause
 from ..core.contract import (DEFAULT_LARGE_TERM_IMAGES, DEFAULT_LARGE_TERM_IMAGES_PER_IP,
-                             DEFAULT_MAX_IMAGE_TERM_LENGTH, ServerConfig)
+                             DEFAULT_FLOOD_HELLOS, DEFAULT_FLOOD_PENALTY, DEFAULT_MAX_IMAGE_TERM_LENGTH,
+                             DEFAULT_RECLAIM_AFTER, ServerConfig)
 from ..core.secure_handshake import ServerSecrets
 from ..core.secure_hello import b64url_encode
 from ..keys import generate_server_key, server_secrets
@@ -44,6 +45,13 @@ def _positive_float(text: str) -> float:
     value = float(text)
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    value = float(text)
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds >= 0, got {text}")
     return value
 
 
@@ -62,6 +70,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-per-ip", type=int, default=3, help="duologues per source IP (default 3)")
     p.add_argument("--expiry", type=_positive_float, default=10.0,
                    help="seconds a duologue may wait for its client (default 10)")
+    p.add_argument("--reclaim-after", type=_non_negative_float, default=DEFAULT_RECLAIM_AFTER,
+                   help="when the server is full, a HELLO from a source in good standing takes the place of the "
+                   "oldest duologue nobody joined within this many seconds; a source whose duologue is "
+                   "reclaimed or expires unjoined loses its standing for a minute (default "
+                   f"{DEFAULT_RECLAIM_AFTER:g}; 0: never reclaim, wait for --expiry)")
+    p.add_argument("--flood-penalty", type=_non_negative_float, default=DEFAULT_FLOOD_PENALTY,
+                   help=f"a source that sends {DEFAULT_FLOOD_HELLOS} HELLOs on one publication after being refused "
+                   "(a client gives up at its first refusal) is refused, and dropped in the media driver, for this "
+                   f"many seconds (default {DEFAULT_FLOOD_PENALTY:g}; 0: never)")
     p.add_argument("--idle-timeout", type=_positive_float, help="close duologues silent this long (s)")
     p.add_argument("--max-message", type=int, default=1024, help="longest accepted message in bytes (1024)")
     p.add_argument("--term-length", type=int, default=DEFAULT_TERM_LENGTH,
@@ -192,7 +209,9 @@ def settings(args: argparse.Namespace, p: argparse.ArgumentParser) -> tuple[Serv
     try:
         config = ServerConfig(
             max_clients=values["clients"], clients_base_port=values["base_port"], max_per_ip=args.max_per_ip,
-            expiry=args.expiry, idle_timeout=args.idle_timeout, max_message=args.max_message,
+            expiry=args.expiry, reclaim_after=args.reclaim_after or None, idle_timeout=args.idle_timeout,
+            flood_hellos=DEFAULT_FLOOD_HELLOS if args.flood_penalty else None,
+            flood_penalty=args.flood_penalty or DEFAULT_FLOOD_PENALTY, max_message=args.max_message,
             ipv6_prefix=args.ipv6_prefix, max_image_term_length=args.max_image_term_length,
             max_large_term_images=args.large_term_images, max_large_term_images_per_ip=args.large_term_images_per_ip,
             secure=secure_mode(args, p))

@@ -8,6 +8,7 @@ Each action goes to the collaborator that owns what it is about:
   then its channels closed (:mod:`.channels`: how soon its data port is free depends on
   whether it had images);
 * ``RejectImage``: :mod:`.image_admission`;
+* ``BlockSource``: the driver's endpoint filter (:mod:`.endpoint_guard`);
 * ``Event``: telemetry, for the whole list before any action runs (:mod:`.telemetry`).
 
 A collaborator that has to tell the core something while doing so (``create_failed``,
@@ -21,10 +22,11 @@ from typing import TYPE_CHECKING
 from .channels import DuologueChannels
 from .image_admission import ImageAdmission
 from .steps import Steps
-from ..core.contract import Broadcast, CloseDuologue, CreateDuologue, Event, RejectImage, SendDuologue
+from ..core.contract import BlockSource, Broadcast, CloseDuologue, CreateDuologue, Event, RejectImage, SendDuologue
 
 if TYPE_CHECKING:
     from ..core.contract import Action
+    from .endpoint_guard import EndpointGuard
     from .telemetry import ServerTelemetry
 
 __all__ = ["Dispatcher"]
@@ -33,10 +35,11 @@ __all__ = ["Dispatcher"]
 class Dispatcher:
     """Executes the core's actions by handing each to its owner."""
 
-    def __init__(self, channels: DuologueChannels, admission: ImageAdmission,
+    def __init__(self, channels: DuologueChannels, admission: ImageAdmission, guard: EndpointGuard,
                  telemetry: ServerTelemetry | None) -> None:
         self._channels = channels
         self._admission = admission
+        self._guard = guard
         self._telemetry = telemetry
 
     def execute(self, actions: list[Action], now: float) -> None:
@@ -44,6 +47,8 @@ class Dispatcher:
         if self._telemetry is not None and actions:
             self._telemetry.record(actions, self._admission.source_port)
         for action in actions:
+            if isinstance(action, Event):
+                continue  # recorded above
             if isinstance(action, Broadcast):
                 self._channels.broadcast(action, now)
             elif isinstance(action, CreateDuologue):
@@ -56,7 +61,9 @@ class Dispatcher:
                 self._channels.close(session, had_images, now)
             elif isinstance(action, RejectImage):
                 self._admission.reject(action)
-            elif not isinstance(action, Event):
+            elif isinstance(action, BlockSource):
+                self._guard.block(action.ip, action.seconds)
+            else:
                 raise TypeError(f"unknown core action {action!r}")
 
     def drain(self, steps: Steps, now: float) -> int:

@@ -9,7 +9,9 @@ turns it on unless ``--no-endpoint-filter`` (then every call here is a no-op):
   made (spec decision 3 holds trivially for it); drops for the term length are reported
   in one summarised log line naming the source, the term and the option that admits it;
 * new-session SETUP rate and concurrent-image caps per source and in total;
-* the blocklist (and each reload) fills the filter's table;
+* the blocklist (and each reload) fills the filter's table, and so do the sources the
+  core penalises for flooding (:class:`~..core.contract.BlockSource`), each for its
+  penalty;
 * each duologue's data port is owned by its client's IP while the duologue lives.
 """
 from __future__ import annotations
@@ -86,6 +88,8 @@ class EndpointGuard:
             self._filter = None
         self._next_expiry: float | None = None
         self._blocklist: Blocklist | None = None
+        self._penalties: dict[str, float] = {}  # address -> until (wall clock)
+        self._stale = False  # a penalty came since the table was last loaded
         if self._filter is not None:
             logger.info("endpoint filter active in the media driver")
 
@@ -96,19 +100,38 @@ class EndpointGuard:
     def set_blocklist(self, blocklist: Blocklist | None, now: float | None = None) -> None:
         """Load the entries in force now; remembers when the next one expires."""
         self._blocklist = blocklist
-        if self._filter is None:
-            return
-        now = time.time() if now is None else now
-        entries = [] if blocklist is None else [e for e in blocklist if e.active(now)]
-        expiries = [e.expires for e in entries if e.expires is not None]
-        self._next_expiry = min(expiries) if expiries else None
-        self._call(self._filter.set_blocklist, [e.target for e in entries])
+        self._load(time.time() if now is None else now)
+
+    def block(self, ip: str, seconds: float, now: float | None = None) -> None:
+        """Drop everything from ``ip`` for ``seconds`` besides the blocklist (a flooding
+        source); loaded into the driver's table at the next :meth:`refresh`, so a burst of
+        penalties costs one load."""
+        if self._filter is not None:
+            self._penalties[ip] = (time.time() if now is None else now) + seconds
+            self._stale = True
+
+    @property
+    def penalised(self) -> int:
+        """Sources dropped for a penalty (some may have expired since the last load)."""
+        return len(self._penalties)
 
     def refresh(self, now: float | None = None) -> None:
-        """Reload the blocklist when one of its entries has expired (call periodically)."""
+        """Load the table again when penalties came or an entry expired (call periodically)."""
         now = time.time() if now is None else now
-        if self._next_expiry is not None and now >= self._next_expiry:
-            self.set_blocklist(self._blocklist, now)
+        if self._stale or (self._next_expiry is not None and now >= self._next_expiry):
+            self._load(now)
+
+    def _load(self, now: float) -> None:
+        """The blocklist's entries in force at ``now`` and the penalties not yet over."""
+        if self._filter is None:
+            return
+        self._penalties = {ip: until for ip, until in self._penalties.items() if until > now}
+        entries = [] if self._blocklist is None else [e for e in self._blocklist if e.active(now)]
+        expiries = [e.expires for e in entries if e.expires is not None] + list(self._penalties.values())
+        self._next_expiry = min(expiries) if expiries else None
+        self._stale = False
+        targets = [e.target for e in entries] + [ip for ip in self._penalties]
+        self._call(self._filter.set_blocklist, targets)
 
     def own_port(self, port: int, address: str | None) -> None:
         """Only ``address`` may send to ``port`` (None: anyone again)."""

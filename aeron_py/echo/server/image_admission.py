@@ -131,7 +131,7 @@ class ImageAdmission:
     def source_port(self, image_id: int | None) -> int:
         """The UDP source port of an announced image (0: unknown), for telemetry."""
         tracked = self._images.get(image_id)
-        return split_source_identity(tracked.source)[1] if tracked is not None else 0
+        return tracked.source_port if tracked is not None else 0
 
     def clear(self) -> None:
         self._images.clear()
@@ -145,12 +145,12 @@ class ImageAdmission:
         if ev.image_id in self._images:
             return []
         try:
-            split_source_identity(ev.source)
+            source_port = split_source_identity(ev.source)[1]
         except ValueError as exc:
             logger.error("image %d has an unusable source: %s; rejecting it", ev.image_id, exc)
             reject_image(self._subscription(ev.key), ev.session_id, "bad source identity")
             return []
-        self._images.add(TrackedImage(ev.image_id, ev.key, ev.session_id, ev.source))
+        self._images.add(TrackedImage(ev.image_id, ev.key, ev.session_id, ev.source, source_port))
         if ev.key is None:
             return self._core.initial_image_available(ev.image_id, ev.session_id, ev.source, ev.term_length, now)
         return self._core.duologue_image_available(ev.key, ev.image_id, ev.source, ev.term_length, now)

@@ -32,6 +32,7 @@ class TrackedImage:
     key: int | None
     session_id: int
     source: str
+    source_port: int = 0  # the UDP port of ``source`` (split once, at announcement)
 
 
 class ImageBook:

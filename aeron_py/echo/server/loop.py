@@ -381,8 +381,9 @@ class EchoServer:
         admission = ImageAdmission(self._core, self._image_events, life.all_clients, life.poll_set, channels)
         polling = MessagePolling(self._core, admission, channels, life.hello_set, life.poll_set)
         telemetry = life.open_telemetry(functools.partial(glue_counters, self._core, channels, life.guard, life.secure_transport))
+        dispatch = Dispatcher(channels, admission, life.guard, telemetry)
         self._serving = _Serving(
-            life.aeron, life.guard, channels, admission, polling, Dispatcher(channels, admission, telemetry),
+            life.aeron, life.guard, channels, admission, polling, dispatch,
             BlocklistEnforcement(self._watch, self.options, self._core, life.guard, telemetry), telemetry)
 
     def _teardown(self) -> None:

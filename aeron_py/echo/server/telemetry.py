@@ -39,6 +39,10 @@ logger = logging.getLogger(__name__)
 #: Wire reason of an ``ERROR`` -> ``reject.reason`` in the schema.
 WIRE_REASONS = {wire: name for name, wire in REJECT_REASONS.items()}
 _BAD_HELLO_CAUSES = ("malformed", "oversize")
+#: Core events that become exactly one schema event of the same kind (checked against
+#: their rate before they are translated).
+_ONE_TO_ONE = frozenset({"hello", "blocklist_hit", "duologue_created", "client_connected", "bad_message",
+                         "duologue_closed"})
 #: System counters in every ``driver_snapshot`` ("Errors: version=..." is keyed "Errors").
 SNAPSHOT_COUNTERS = ("Bytes sent", "Bytes received", "NAKs sent", "NAKs received",
                      "Retransmits sent", "Errors", "Bytes currently mapped")
@@ -55,10 +59,14 @@ class _Budget:
     def __init__(self, rate: float, now: float) -> None:
         self.rate, self.tokens, self.at = rate, rate, now
 
-    def take(self, now: float) -> bool:
+    def available(self, now: float) -> bool:
+        """Whether :meth:`take` would succeed now (nothing is taken)."""
         self.tokens = min(self.rate, self.tokens + (now - self.at) * self.rate)
         self.at = now
-        if self.tokens >= 1.0:
+        return self.tokens >= 1.0
+
+    def take(self, now: float) -> bool:
+        if self.available(now):
             self.tokens -= 1.0
             return True
         return False
@@ -87,11 +95,18 @@ class ServerTelemetry:
 
     def record(self, actions: Iterable[Action], source_port: Callable[[int | None], int]) -> None:
         actions = list(actions)
-        causes = {a.fields.get("cause") for a in actions if isinstance(a, Event) and a.kind == "reject"}
+        now = time.monotonic()
+        causes: set[Any] | None = None
         for action in actions:
-            if isinstance(action, Event):
-                for kind, fields in self._translate(action, causes, source_port):
-                    self._emit(kind, fields)
+            if not isinstance(action, Event):
+                continue
+            if action.kind in _ONE_TO_ONE and not self._budget(action.kind, now).available(now):
+                self.dropped_events += 1  # over its rate: not even translated (a flood's HELLOs)
+                continue
+            if causes is None:
+                causes = {a.fields.get("cause") for a in actions if isinstance(a, Event) and a.kind == "reject"}
+            for kind, fields in self._translate(action, causes, source_port):
+                self._emit(kind, fields)
 
     @staticmethod
     def _translate(event: Event, causes: set[Any], source_port: Callable[[int | None], int]
@@ -141,13 +156,16 @@ class ServerTelemetry:
     def _emit(self, kind: str, fields: dict[str, Any]) -> None:
         """Rate-limit (not ``driver_snapshot``) and queue for the writer thread."""
         now = time.monotonic()
-        budget = self._budgets.get(kind)
-        if budget is None:
-            budget = self._budgets[kind] = _Budget(self._event_rate, now)
-        if not budget.take(now):
+        if not self._budget(kind, now).take(now):
             self.dropped_events += 1
             return
         self._queue.put(kind, fields)
+
+    def _budget(self, kind: str, now: float) -> _Budget:
+        budget = self._budgets.get(kind)
+        if budget is None:
+            budget = self._budgets[kind] = _Budget(self._event_rate, now)
+        return budget
 
     def snapshot_if_due(self, now: float, force: bool = False) -> None:
         """Queue a ``driver_snapshot`` when due: the glue's counters now, the driver's on the thread."""

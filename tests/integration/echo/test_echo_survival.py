@@ -9,6 +9,7 @@ import os
 import re
 import signal
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -129,7 +130,8 @@ def test_after_each_of_two_floods_the_server_is_at_rest_within_20_s(tmp_path: Pa
                    "the first client's images to go")
         baseline = resources(server)
         for flood_round in range(2):
-            with HelloFlood(HOST, ports.port, ports.control, [f"127.0.0.{i}" for i in range(2, 42)],
+            # new addresses each round: the first round's are penalised for flooding (60 s)
+            with HelloFlood(HOST, ports.port, ports.control, [f"127.0.{10 + flood_round}.{i}" for i in range(2, 42)],
                             seed=flood_round) as flood:
                 report = flood.run(3.0)
             ended = time.monotonic()
@@ -141,6 +143,40 @@ def test_after_each_of_two_floods_the_server_is_at_rest_within_20_s(tmp_path: Pa
             assert served(ports, "127.0.0.50")
             wait_until(lambda: at_rest(server, baseline) and image_files(server) == 0, 20,
                        "the legitimate client's images to go")
+        assert server.stop() == 0
+
+
+def test_a_client_is_served_while_a_flood_fills_every_place_and_every_image_slot(tmp_path: Path) -> None:
+    """Issue 22: 80 sources flood HELLOs for 15 s at a server with 4 places, whose driver
+    admits at most 72 images (2 x 4 + 64): the flood takes every place and every image
+    slot.  On the defaults each flooding source is refused, and dropped in the driver, after
+    20 refused HELLOs; its image goes with its liveness (5 s) and a new client (a new
+    address each try) is served while the flood still runs."""
+    ports = BLOCKS.take(10)
+    with server_process(tmp_path, ports, 4) as server:
+        assert served(ports)
+        flooding = threading.Event()
+        reports = []
+
+        def flood() -> None:
+            with HelloFlood(HOST, ports.port, ports.control, [f"127.0.1.{i}" for i in range(2, 82)], seed=3) as f:
+                reports.append(f.run(15.0, on_start=flooding.set))
+
+        thread = threading.Thread(target=flood, name="flood")
+        thread.start()
+        try:
+            wait_until(flooding.is_set, 20, "the flood to start")
+            tries, served_during = 0, False
+            while thread.is_alive() and not served_during and tries < 30:
+                tries += 1
+                served_during = served(ports, f"127.0.2.{tries}") and thread.is_alive()
+        finally:
+            thread.join(40)
+        assert served_during, f"no client served during the flood in {tries} tries"
+        assert reports and reports[0].connected_sources >= 60, reports
+        log = stderr_of(server)
+        assert "refused and dropped in the media driver for 60 s" in log, log[-2000:]
+        assert served(ports, "127.0.2.99")  # and right after it
         assert server.stop() == 0
 
 

@@ -118,3 +118,26 @@ def test_a_failing_filter_is_logged_not_raised(caplog: pytest.LogCaptureFixture)
 
     EndpointGuard(Driver(Broken()), CONFIG).own_port(9010, "10.0.0.2")
     assert "set_port_owner" in caplog.text and "table full" in caplog.text
+
+
+def test_penalties_join_the_blocklist_in_one_load_and_leave_when_they_end() -> None:
+    recording = RecordingFilter()
+    guard = EndpointGuard(Driver(recording), CONFIG)
+    guard.set_blocklist(Blocklist([Entry.create("10.0.0.1", None, "operator")]), now=1000.0)
+    for i in range(2, 12):
+        guard.block(f"127.0.0.{i}", 60.0, now=1000.0)
+    assert guard.penalised == 10
+    assert len(recording.calls) == 1  # nothing loaded until the next refresh
+    guard.refresh(now=1000.1)
+    assert recording.calls[-1] == ("set_blocklist", sorted(["10.0.0.1", *[f"127.0.0.{i}" for i in range(2, 12)]]))
+    guard.refresh(now=1000.2)
+    assert len(recording.calls) == 2  # nothing new: no load
+    guard.refresh(now=1060.0)  # the penalties are over; the operator's entry stays
+    assert recording.calls[-1] == ("set_blocklist", ["10.0.0.1"]) and guard.penalised == 0
+
+
+def test_without_a_filter_a_penalty_is_a_no_op() -> None:
+    guard = EndpointGuard(Driver(), CONFIG)
+    guard.block("127.0.0.2", 60.0)
+    guard.refresh()
+    assert guard.penalised == 0

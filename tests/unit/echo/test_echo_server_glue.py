@@ -102,7 +102,7 @@ def test_a_hello_goes_from_the_poll_set_through_the_dispatcher_to_the_channel_ad
                                 events.callback)
     admission = ImageAdmission(core, events, object(), poll_set, channels)  # type: ignore[arg-type]
     polling = MessagePolling(core, admission, channels, hello_set, poll_set)  # type: ignore[arg-type]
-    dispatch = Dispatcher(channels, admission, None)
+    dispatch = Dispatcher(channels, admission, guard, None)  # type: ignore[arg-type]
 
     events.callback(None, True)(Image(1, 77, "10.0.0.2:40000"))  # the conductor's callback: enqueue only
     assert dispatch.drain(admission.to_core(0.0), 0.0) == 1
