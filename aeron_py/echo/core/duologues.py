@@ -50,6 +50,7 @@ class DuologueTable:
         # (initial image id, key) -> duologue still waiting for its client: a repeated HELLO
         # (clients re-send every second until answered) gets the same CONNECT again.
         self._awaiting: dict[tuple[int, int | bytes], int] = {}
+        self._opened_by: dict[int, set[int]] = {}  # initial image id -> its duologues still awaiting
 
     def __len__(self) -> int:
         return len(self._records)
@@ -66,6 +67,10 @@ class DuologueTable:
         opened, while it awaits its client."""
         session = self._awaiting.get((image_id, key))
         return self._records.get(session) if session is not None else None
+
+    def awaiting_from(self, image_id: int) -> list[DuologueRecord]:
+        """The duologues HELLOs of initial image ``image_id`` opened that still await their client."""
+        return [self._records[s] for s in self._opened_by.get(image_id, ())]
 
     def oldest_unjoined(self) -> DuologueRecord | None:
         """The duologue that has waited longest for its client (the awaiting index keeps
@@ -100,6 +105,7 @@ class DuologueTable:
                            client_session=sessions[1] if secure else None)
         self._records[session] = d
         self._awaiting[hello] = session
+        self._opened_by.setdefault(hello[0], set()).add(session)
         return d
 
     def move(self, d: DuologueRecord, port_busy: Callable[[int], bool]) -> bool:
@@ -116,6 +122,11 @@ class DuologueTable:
         """``d`` has its client: a repeated HELLO no longer finds it."""
         if d.hello is not None:
             self._awaiting.pop(d.hello, None)
+            sessions = self._opened_by.get(d.hello[0])
+            if sessions is not None:
+                sessions.discard(d.session_id)
+                if not sessions:
+                    del self._opened_by[d.hello[0]]
             d.hello = None
 
     def close(self, d: DuologueRecord, reason: CloseReason, now: float) -> list[Action]:

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import logging
 import random
+from collections.abc import Callable
 from types import MappingProxyType
 
 from .duologues import DuologueTable
@@ -170,9 +171,21 @@ class EchoServerCore:
         """A client's initial publication appeared on the all-clients subscription."""
         return self._admission.initial_image_available(image_id, session_id, source_identity, term_length, now)
 
-    def initial_image_unavailable(self, image_id: int, now: float) -> list[Action]:
-        """A client's initial publication went away."""
-        return self._admission.initial_image_unavailable(image_id, now)
+    def initial_image_unavailable(self, image_id: int, now: float,
+                                  connect_held: Callable[[int], bool] | None = None) -> list[Action]:
+        """A client's initial publication went away.
+
+        ``connect_held(session)``: the glue still holds that duologue's CONNECT back (its
+        channels are being made).  A client closes its initial publication once it has
+        its CONNECT (the reference's step 2), or when it gives up; so a duologue this
+        image opened whose CONNECT never went out has nobody waiting for it, and closes
+        now (``client_gone``) instead of having its channels made for nobody."""
+        actions = self._admission.initial_image_unavailable(image_id, now)
+        if connect_held is not None:
+            for d in self._duologues.awaiting_from(image_id):
+                if connect_held(d.session_id):
+                    actions += self._close(d, CloseReason.CLIENT_GONE, now)
+        return actions
 
     def hello_received(self, image_id: int, data: bytes, now: float) -> list[Action]:
         """One message on the all-clients subscription (§3 rules 1-4, §4 decisions)."""

@@ -158,6 +158,6 @@ class ImageAdmission:
     def _image_down(self, ev: ImageEvent, now: float) -> list[Action]:
         if self._images.remove(ev.image_id) is None:
             return []  # never announced (its duologue was already gone)
-        if ev.key is None:
-            return self._core.initial_image_unavailable(ev.image_id, now)
+        if ev.key is None:  # duologues whose CONNECT is still held have nobody waiting: closed
+            return self._core.initial_image_unavailable(ev.image_id, now, self._channels.is_pending)
         return self._core.duologue_image_unavailable(ev.key, ev.image_id, now)

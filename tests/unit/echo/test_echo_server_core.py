@@ -538,3 +538,20 @@ def test_hello_repeated_after_expiry_opens_a_new_duologue() -> None:
     again = of(h.record(h.core.hello_received(image, format_hello(KEY), 3.5)), CreateDuologue)
     assert len(again) == 1
     assert h.core.duologue_count == 1
+
+
+def test_a_duologue_whose_connect_is_held_closes_when_its_hello_publication_goes() -> None:
+    """A client closes its initial publication once it has its CONNECT, or when it gives up:
+    a duologue whose CONNECT is still held back (channels being made) has nobody waiting."""
+    h = Harness(make())
+    held = h.duologue("192.0.2.1", sid=1)
+    sent = h.duologue("192.0.2.2", sid=2)
+    image_of = {1: 1, 2: 2}  # Harness numbers initial images from 1, one per HELLO
+    actions = h.core.initial_image_unavailable(image_of[1], 1.0, connect_held={held.session_id}.__contains__)
+    assert_closed(actions, held.session_id, "client_gone")
+    # the CONNECT of the other went out: the client may be joining with its publication closed
+    assert h.core.initial_image_unavailable(image_of[2], 1.0, connect_held={held.session_id}.__contains__) == []
+    assert h.core.duologue_info(sent.session_id) is not None and h.core.stats.duologues == 1
+    # without the predicate (the core alone) nothing is closed
+    late = h.duologue("192.0.2.3", sid=3)
+    assert h.core.initial_image_unavailable(3, 1.0) == [] and h.core.duologue_info(late.session_id) is not None
