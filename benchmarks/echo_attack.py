@@ -2,7 +2,7 @@
 
     python -m benchmarks.echo_attack [--flood-sources 250] [--flood-seconds 20] [--flood-rounds 2]
         [--churn-clients 50] [--churn-rounds 20] [--cycles 1000] [--big-terms 50]
-        [--only flood,churn,cycles,big_terms] [--out PATH]
+        [--only flood,flood_reclaim_only,churn,cycles,big_terms] [--out PATH]
 
 Each scenario starts a fresh server process (``python -m aeron_py.echo_server``,
 default limits unless stated), measures it from outside (``/proc/PID``: fds,
@@ -10,11 +10,15 @@ VmSize, RSS, image log mappings; its driver's CnC: sender/receiver channels) and
 writes every figure to ``benchmarks/results/echo_attack.json`` (and a row of
 ``results/history/echo_attack.csv``).  Loopback only.
 
-* ``flood``: ``--flood-sources`` addresses (127.0.0.2 ...) offer ``HELLO <random>`` as
-  fast as offers go for ``--flood-seconds``, ``--flood-rounds`` times; after each: how
-  long until a legitimate client is served, and how long until fds, driver channels,
-  image mappings and image log files are back at rest (their baseline), sampled every
-  second; bytes of log and telemetry written.
+* ``flood``: ``--flood-sources`` addresses (127.10.0.2 ...; new ones each round) offer
+  ``HELLO <random>`` as fast as offers go for ``--flood-seconds``, ``--flood-rounds``
+  times, while a new legitimate client tries once a second (each from its own
+  address); after each: how long until a legitimate client is served, and how long
+  until fds, driver channels, image mappings and image log files are back at rest
+  (their baseline), sampled every second; bytes of log and telemetry written.
+* ``flood_reclaim_only``: the same against a server that never penalises a flooding
+  source (``--flood-penalty 0``): the flood runs at full rate for its whole length and
+  only the reclaim rule makes room for legitimate clients.
 * ``churn``: ``--churn-rounds`` back-to-back rounds of ``--churn-clients`` concurrent
   connect/echo/close clients (from 20 addresses) on 64 slots: how many were served,
   why the others were not, and how long until the driver's image log files are at rest.
@@ -36,6 +40,7 @@ import re
 import signal
 from collections import Counter
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -57,8 +62,11 @@ from benchmarks.harness import RESULTS_DIR, Child, pick, save_results  # noqa: E
 
 HOST = "127.0.0.1"
 RESULTS = RESULTS_DIR / "echo_attack.json"
-#: The legitimate client of the flood scenario: an address outside the flood (127.0.0.2 - 127.0.1.x).
+#: The legitimate client of the flood scenario: an address outside the floods (127.10.x.y, 127.11.x.y, ...).
 LEGIT_SOURCE = "127.0.3.1"
+ALL_SCENARIOS = "flood,flood_reclaim_only,churn,cycles,big_terms"
+#: Legitimate clients during a flood: one new client a second, each from its own address 127.0.4.N.
+DURING_SOURCES = "127.0.4.{}"
 logger = logging.getLogger("echo_attack")
 
 
@@ -175,26 +183,77 @@ def until_rest(s: Server, base: dict[str, int], ended: float, limit_s: float = 1
         time.sleep(1.0 - (time.monotonic() - ended) % 1.0)  # the next whole second after the flood
 
 
+class DuringProbe:
+    """While a flood runs: a new legitimate client every second, each from its own address
+    with its own driver and a 10 s timeout, in a child process (not competing with the
+    flood for this process's GIL); when each was served."""
+
+    def __init__(self, s: Server) -> None:
+        code = f"import benchmarks.echo_attack as m; m.probe_child({s.port}, {s.control})"
+        self._child = Child("during-probe", [sys.executable, "-c", code], dict(os.environ), stdin=True)
+
+    def start(self) -> None:
+        """The flood has started: the first client now."""
+        self._child.send("start")
+
+    def stop(self) -> dict[str, Any]:
+        self._child.stop(grace_s=15.0)
+        attempts = [json.loads(line.text) for line in self._child.lines if line.text.startswith("{")]
+        served = [a["at_s"] for a in attempts if a["served"]]
+        return {"attempts": len(attempts), "served": len(served),
+                "first_served_at_s": served[0] if served else None, "clients": attempts}
+
+
+def probe_child(port: int, control: int) -> None:
+    """(the probe's child process) After a line on stdin, one new client a second until stdin closes."""
+    stop = threading.Event()
+    sys.stdin.readline()
+
+    def watch_stdin() -> None:
+        sys.stdin.read()
+        stop.set()
+
+    threading.Thread(target=watch_stdin, daemon=True).start()
+    start, n = time.monotonic(), 0
+    while not stop.is_set() and n < 250:
+        n += 1
+        began = time.monotonic()
+        ok = EchoClient(HOST, port, control, count=1, timeout=10, interface=DURING_SOURCES.format(n)).run().ok
+        print(json.dumps({"at_s": round(began - start, 2), "served": ok,
+                          "took_s": round(time.monotonic() - began, 2)}), flush=True)
+        stop.wait(max(0.0, 1.0 - (time.monotonic() - began)))
+
+
 def flood_round(s: Server, args: argparse.Namespace, base: dict[str, int], sources: list[str]) -> dict[str, Any]:
-    """One flood, then how long until a legitimate client is served and the server is at rest."""
+    """One flood with legitimate clients arriving during it, then how long until a
+    legitimate client is served and the server is at rest."""
     with HelloFlood(HOST, s.port, s.control, sources, seed=1) as hello_flood:
-        report = hello_flood.run(args.flood_seconds)
+        probe = DuringProbe(s)
+        try:
+            report = hello_flood.run(args.flood_seconds, on_start=probe.start)
+        finally:
+            during_clients = probe.stop()
         during = s.resources()
     ended = time.monotonic()
     served_after = wait_until(lambda: serve_once(s, LEGIT_SOURCE), 60, step=0.2)
     return {"seconds": round(report.seconds, 2), "hellos": report.hellos,
             "hellos_per_s": round(report.hellos / max(report.seconds, 1e-9)),
             "connected_sources": report.connected_sources, "during": during,
+            "legit_clients_during": during_clients,
             "legit_client_served_after_s": served_after, **until_rest(s, base, ended)}
 
 
-def flood(args: argparse.Namespace, events: Path) -> dict[str, Any]:
-    with server(40100, "--clients", "64", "--events", str(events)) as s:
+def flood_sources(count: int, round_: int) -> list[str]:
+    """``count`` flooding addresses of round ``round_``: 127.(10 + round).x.y, new ones each round."""
+    return [f"127.{10 + round_}.{i // 250}.{2 + i % 250}" for i in range(count)]
+
+
+def flood(args: argparse.Namespace, events: Path, *server_args: str) -> dict[str, Any]:
+    with server(40100, "--clients", "64", "--events", str(events), *server_args) as s:
         assert serve_once(s), "the first client was not served"
         wait_until(lambda: s.resources()["image_maps"] == 0, 30)
         base = s.resources()
-        sources = [f"127.0.0.{2 + i % 250}" if i < 250 else f"127.0.1.{i - 248}" for i in range(args.flood_sources)]
-        rounds = [flood_round(s, args, base, sources) for _ in range(args.flood_rounds)]
+        rounds = [flood_round(s, args, base, flood_sources(args.flood_sources, r)) for r in range(args.flood_rounds)]
         code = s.stop()
     telemetry = sum(p.stat().st_size for p in events.glob("*.jsonl"))
     first = rounds[0]
@@ -202,6 +261,7 @@ def flood(args: argparse.Namespace, events: Path) -> dict[str, Any]:
     return {"sources": args.flood_sources, "rounds": rounds, "baseline": base,
             "seconds": first["seconds"], "hellos": first["hellos"], "hellos_per_s": first["hellos_per_s"],
             "during": first["during"], "legit_client_served_after_s": first["legit_client_served_after_s"],
+            "legit_first_served_during_s": [r["legit_clients_during"]["first_served_at_s"] for r in rounds],
             "seconds_to_rest": rests, "max_seconds_to_rest": None if None in rests else max(rests),
             "log_bytes": s.log_bytes(), "telemetry_bytes": telemetry,
             "log_plus_telemetry_mb": round((s.log_bytes() + telemetry) / 1e6, 3), "exit_code": code}
@@ -296,8 +356,9 @@ def big_terms(args: argparse.Namespace) -> dict[str, Any]:
 
 def history_row(out: dict[str, Any]) -> dict[str, Any]:
     """The headline numbers of a run, flat, for ``results/history/echo_attack.csv``."""
-    keys = {"flood": ("sources", "hellos_per_s", "max_seconds_to_rest", "legit_client_served_after_s",
-                      "log_plus_telemetry_mb"),
+    flood_keys = ("sources", "hellos", "hellos_per_s", "max_seconds_to_rest", "legit_client_served_after_s",
+                  "legit_first_served_during_s", "log_plus_telemetry_mb")
+    keys = {"flood": flood_keys, "flood_reclaim_only": flood_keys,
             "churn": ("served", "attempted", "seconds_until_image_files_at_rest"),
             "cycles": ("cycles", "failures", "vm_growth_per_cycle_b", "rss_growth_per_cycle_b"),
             "big_terms": ("publications", "messages_offered", "error_replies", "seconds_until_unmapped")}
@@ -305,7 +366,7 @@ def history_row(out: dict[str, Any]) -> dict[str, Any]:
     for scenario, names in keys.items():
         part = out.get(scenario) or {}
         row.update({f"{scenario}_{name}": part.get(name) for name in names})
-        row[f"{scenario}_peak_vm_kib"] = pick(part, {"flood": "during", "cycles": "after"}.get(scenario, "peak"), "vm_kib")
+        row[f"{scenario}_peak_vm_kib"] = pick(part, {"flood": "during", "flood_reclaim_only": "during", "cycles": "after"}.get(scenario, "peak"), "vm_kib")
         row[f"{scenario}_error"] = part.get("error")
     return row
 
@@ -313,7 +374,7 @@ def history_row(out: dict[str, Any]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     p.add_argument("--flood-sources", type=int, default=250, metavar="N",
-                   help="flood scenario: HELLO senders, one per address 127.0.0.2... (default 250)")
+                   help="flood scenarios: HELLO senders, one per address 127.10.0.2... (default 250)")
     p.add_argument("--flood-seconds", type=float, default=20.0, metavar="S",
                    help="flood scenario: how long the HELLO flood lasts (default 20)")
     p.add_argument("--flood-rounds", type=int, default=2, metavar="N",
@@ -326,8 +387,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="cycles scenario: connect/echo/close sessions, VmSize/RSS tracked (default 1000)")
     p.add_argument("--big-terms", type=int, default=50, metavar="N",
                    help="big_terms scenario: 16 MiB-term publications from one address (default 50)")
-    p.add_argument("--only", default="flood,churn,cycles,big_terms", metavar="LIST",
-                   help="comma-separated scenarios to run (default: all four)")
+    p.add_argument("--only", default=ALL_SCENARIOS, metavar="LIST",
+                   help=f"comma-separated scenarios to run (default: {ALL_SCENARIOS})")
     p.add_argument("--out", type=Path, default=RESULTS, metavar="PATH",
                    help=f"JSON results file; its history goes to history/<name>.csv beside it (default {RESULTS})")
     p.add_argument("--log-level", default="WARNING", help="logging level of this script (default WARNING)")
@@ -338,9 +399,9 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.only.split(","):
         started = time.monotonic()
         try:
-            if name == "flood":
-                events = Path(f"/tmp/echo_attack_events_{os.getpid()}")
-                out[name] = flood(args, events)
+            if name in ("flood", "flood_reclaim_only"):
+                events = Path(f"/tmp/echo_attack_events_{os.getpid()}_{name}")
+                out[name] = flood(args, events, *(("--flood-penalty", "0") if name == "flood_reclaim_only" else ()))
             elif name == "churn":
                 out[name] = churn(args)
             elif name == "cycles":
@@ -354,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
             out[name] = {"error": f"{type(exc).__name__}: {exc}"}
         out[name]["wall_s"] = round(time.monotonic() - started, 1)
         print(json.dumps({name: out[name]}), flush=True)
-    save_results(args.out, out, history_row(out), "" if args.only == "flood,churn,cycles,big_terms" else args.only)
+    save_results(args.out, out, history_row(out), "" if args.only == ALL_SCENARIOS else args.only)
     return 1 if failed else 0
 
 
