@@ -29,6 +29,7 @@ from ..core.capacity import counters_buffer_length
 from .channels import DuologueChannels, OnImage
 from .duologue_keys import DuologueKeyring
 from .endpoint_guard import EndpointGuard, FilterLimits
+from .ephemeral_ports import warn_if_ephemeral
 from .file_limit import ensure_file_limit
 from ..core.protocol import STREAM_ID
 from .telemetry import ServerTelemetry
@@ -125,6 +126,7 @@ class ServerLifecycle:
             term_buffer_sparse_file=o.sparse_logs,
             counters_buffer_length=counters_buffer_length(c.max_clients))
         ensure_file_limit(2 * c.max_clients + 64)
+        warn_if_ephemeral(c.clients_base_port, 2 * c.max_clients)
         if o.image_liveness_timeout is not None:
             driver_options["image_liveness_timeout_ns"] = int(o.image_liveness_timeout * 1e9)
         if o.dir is not None:
