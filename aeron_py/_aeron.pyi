@@ -1613,9 +1613,9 @@ class Driver:
         """
         endpoint_filter: an EndpointFilter installed on the context before aeron_driver_init, its counters allocated before aeron_driver_start. quiet_idle_period_ns > 0 makes the SHARED idle strategy aeron_py_quiet_idle (traffic_bell.h): backoff while the filter's bell rang or was touched within quiet_idle_hot_ns, then one duty cycle per period; after quiet_idle_deep_ns (> 0) of silence one per quiet_idle_deep_period_ns. It adds the longest period to the context's cycle thresholds. secure_transport: a SecureTransport appended to the context's interceptors before aeron_driver_init, its counters allocated before aeron_driver_start.
         """
-    def close(self) -> None:
+    def close(self, timeout: typing.SupportsFloat | typing.SupportsIndex = -1.0) -> bool:
         """
-        aeron_driver_close + aeron_driver_context_close; idempotent.
+        aeron_driver_close + aeron_driver_context_close, idempotent. aeron_driver_close waits for the agent threads to end their duty cycle or idle; timeout >= 0 waits at most that many seconds and returns False if they had not ended (the close then finishes, and frees everything, on a thread of its own). timeout < 0 waits as long as it takes. True once the driver is closed.
         """
     def do_work(self) -> int:
         """
@@ -1628,6 +1628,11 @@ class Driver:
     @property
     def is_closed(self) -> bool:
         ...
+    @property
+    def is_stopped(self) -> bool:
+        """
+        True once a close has finished (agents ended, everything freed).
+        """
 class Cnc:
     """
     aeron_cnc_t: a media driver's CnC file, mapped read-only.

@@ -15,6 +15,7 @@ import enum
 import logging
 import os
 import tempfile
+import time
 import uuid
 import weakref
 from pathlib import Path
@@ -59,6 +60,9 @@ CONDUCTOR_QUEUE_CAPACITY = 4 * 1024 * 1024
 #: a heartbeat by Aeron's defaults (see
 #: cpp/plugins/keepalive_thinning/keepalive_thinning.h).
 KEEPALIVE_INTERVAL_RANGE_NS = (100_000_000, 2_000_000_000)
+
+#: How long :meth:`MediaDriver.close` waits for the driver's threads by default (seconds).
+DEFAULT_CLOSE_TIMEOUT = 30.0
 
 _IDLE_AGENTS = ("conductor", "sender", "receiver", "sharednetwork", "shared")
 _live: "weakref.WeakSet[MediaDriver]" = weakref.WeakSet()
@@ -118,6 +122,7 @@ class MediaDriver:
         if unknown:
             raise TypeError(
                 f"MediaDriver: unknown option(s) {', '.join(unknown)}; valid options: {', '.join(OPTIONS)}")
+        self._closed: _aeron.Driver | None = None  # the native driver once close() started
         self._owns_dir = dir is None
         self._dir = str(dir) if dir is not None else _default_dir()
         if isinstance(threading_mode, str):
@@ -156,7 +161,8 @@ class MediaDriver:
         context = _aeron.DriverContext()
         context.set_dir(self._dir)
         context.set_threading_mode(int(self.threading_mode))
-        for name, value in settings.items():
+        # Aeron reads an idle strategy's init args when the strategy is set: args first.
+        for name, value in sorted(settings.items(), key=lambda item: not item[0].endswith("_init_args")):
             try:
                 getattr(context, f"set_{name}")(value)
             except TypeError as exc:
@@ -237,16 +243,39 @@ class MediaDriver:
 
         return DriverStat(self._dir, timeout=timeout)
 
-    def close(self) -> None:
-        """Stop the driver (``aeron_driver_close``); removes an owned dir. Idempotent."""
+    def close(self, timeout: float | None = DEFAULT_CLOSE_TIMEOUT) -> bool:
+        """Stop the driver (``aeron_driver_close``); removes an owned dir. Idempotent.
+
+        A close waits for the driver's agent thread(s) to end their current duty cycle or
+        idle. ``timeout`` bounds that wait (seconds; None: as long as it takes). Returns
+        True once the driver is stopped; False when its threads had not ended in time:
+        then an error is logged naming the driver, and the close finishes on a thread of
+        its own, freeing everything (the directory too) when they end; :attr:`is_stopped`
+        says when. Either way the driver is closed for this process's use."""
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                    or not 0 <= timeout < float("inf")):
+            raise ValueError(f"MediaDriver.close: timeout must be None or a number of seconds >= 0, got {timeout!r}")
         driver, self._driver = self._driver, None
         if driver is None:
-            return
+            return self.is_stopped
+        self._closed = driver
         _live.discard(self)
         if self._endpoint_filter is not None:
             self._endpoint_filter._close()
-        driver.close()
-        logger.debug("media driver in %s closed", self._dir)
+        started = time.monotonic()
+        if driver.close(-1.0 if timeout is None else float(timeout)):
+            logger.debug("media driver in %s closed in %.3f s", self._dir, time.monotonic() - started)
+            return True
+        logger.error("media driver in %s: its agent thread did not end its duty cycle or idle within %.1f s of "
+                     "close(); the close goes on in the background and frees the driver (and removes its "
+                     "directory, if owned) when it ends", self._dir, timeout)
+        return False
+
+    @property
+    def is_stopped(self) -> bool:
+        """True once :meth:`close` has finished: the driver's threads ended and it is freed."""
+        closed = self._closed
+        return closed is not None and closed.is_stopped
 
     def _require(self) -> _aeron.Driver:
         if self._driver is None:

@@ -1,6 +1,12 @@
 // The embedded C media driver: aeron_driver_context_t (setters named after
 // aeron_driver_context_set_*) and aeron_driver_t (init, start, do_work, close).
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 
 #include "common.hpp"
 #include "driver_context.hpp"
@@ -16,6 +22,49 @@ extern "C" {
 namespace aeron_py {
 
 namespace {
+
+// Closing a driver: aeron_driver_close joins its agent threads, which end at the end of
+// their current duty cycle or idle, so a close waits as long as they take. The job owns
+// what the close needs (the filter and secure transport handles included) and runs on a
+// thread of its own, so a caller can stop waiting (Driver::close's timeout) and the
+// close still finishes, and frees everything, whenever the agents end.
+struct CloseJob {
+    aeron_driver_t *driver = nullptr;
+    aeron_driver_context_t *context = nullptr;
+    std::shared_ptr<EndpointFilterHandle> filter;
+    std::shared_ptr<SecureTransportHandle> secure;
+    std::mutex mutex;
+    std::condition_variable finished;
+    bool done = false;
+
+    void run() noexcept {
+        if (driver != nullptr) aeron_driver_close(driver);
+        // Agents have stopped; the counters still live in the CnC map until the context closes.
+        if (filter) filter->detach();
+        if (secure) secure->detach();
+        if (context != nullptr) aeron_driver_context_close(context);
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            done = true;
+        }
+        finished.notify_all();
+    }
+
+    // Whether the close finished within `seconds` (< 0: wait for it).
+    bool wait(double seconds) {
+        std::unique_lock<std::mutex> lock(mutex);
+        if (seconds < 0) {
+            finished.wait(lock, [this] { return done; });
+            return true;
+        }
+        return finished.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return done; });
+    }
+
+    bool is_done() {
+        std::lock_guard<std::mutex> lock(mutex);
+        return done;
+    }
+};
 
 class Driver {
 public:
@@ -93,8 +142,11 @@ public:
         aeron_driver_main_idle_strategy(driver_, work_count);
     }
 
-    void close() {
-        if (closed_) return;
+    // True when the driver stopped within `timeout_s` (< 0: wait as long as it takes);
+    // False: its agents have not ended yet, and the close finishes in the background.
+    bool close(double timeout_s = -1.0) {
+        if (closed_) return job_ == nullptr || job_->is_done();
+        auto job = std::make_shared<CloseJob>();  // before any change: bad_alloc leaves the driver open
         closed_ = true;
         if (owner_ != nullptr) {  // kept alive by keep_alive<1, 2>; its getters must not read freed memory
             owner_->closed = true;
@@ -103,19 +155,30 @@ public:
         }
         if (filter_) filter_->begin_close();
         if (secure_) secure_->begin_close();
-        {
-            py::gil_scoped_release release;
-            if (driver_ != nullptr) aeron_driver_close(driver_);
-            // Agents have stopped; the counters still live in the CnC map until the context closes.
-            if (filter_) filter_->detach();
-            if (secure_) secure_->detach();
-            if (context_ != nullptr) aeron_driver_context_close(context_);
-        }
+        job_ = std::move(job);
+        job_->driver = driver_;
+        job_->context = context_;
+        job_->filter = std::move(filter_);
+        job_->secure = std::move(secure_);
         driver_ = nullptr;
         context_ = nullptr;
-        filter_.reset();
-        secure_.reset();
+        py::gil_scoped_release release;
+        if (std::isnan(timeout_s) || timeout_s < 0) {
+            job_->run();
+            return true;
+        }
+        timeout_s = std::min(timeout_s, 1e7);  // an infinite wait_for overflows the clock
+        try {
+            std::thread([job = job_] { job->run(); }).detach();
+        } catch (const std::system_error &) {  // no thread to spare: close here, unbounded
+            job_->run();
+            return true;
+        }
+        return job_->wait(timeout_s);
     }
+
+    // Whether a close has finished (False before close, and while one runs in the background).
+    bool stopped() { return closed_ && (job_ == nullptr || job_->is_done()); }
 
     bool closed() const { return closed_; }
 
@@ -129,6 +192,7 @@ private:
     DriverContext *owner_ = nullptr;
     std::shared_ptr<EndpointFilterHandle> filter_;
     std::shared_ptr<SecureTransportHandle> secure_;
+    std::shared_ptr<CloseJob> job_;  // the close, once started
     bool closed_ = false;
 };
 
@@ -197,8 +261,14 @@ void def_driver(py::module_ &m) {
              "its counters allocated before aeron_driver_start.")
         .def("do_work", &Driver::do_work, "aeron_driver_main_do_work (INVOKER threading mode).")
         .def("idle", &Driver::idle, py::arg("work_count"), "aeron_driver_main_idle_strategy (releases the GIL).")
-        .def("close", &Driver::close, "aeron_driver_close + aeron_driver_context_close; idempotent.")
-        .def_property_readonly("is_closed", &Driver::closed);
+        .def("close", &Driver::close, py::arg("timeout") = -1.0,
+             "aeron_driver_close + aeron_driver_context_close, idempotent. aeron_driver_close waits for the agent "
+             "threads to end their duty cycle or idle; timeout >= 0 waits at most that many seconds and returns False "
+             "if they had not ended (the close then finishes, and frees everything, on a thread of its own). "
+             "timeout < 0 waits as long as it takes. True once the driver is closed.")
+        .def_property_readonly("is_closed", &Driver::closed)
+        .def_property_readonly("is_stopped", &Driver::stopped,
+                               "True once a close has finished (agents ended, everything freed).");
 }
 
 }  // namespace
