@@ -26,6 +26,7 @@ import logging
 import os
 import stat
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,7 +36,7 @@ from .core.secure_handshake import ServerSecrets
 from .core.secure_hello import b64url_decode, b64url_encode
 
 __all__ = ["DEFAULT_KNOWN_SERVERS", "KnownServer", "KnownServerMismatch", "KnownServers", "ServerKeyPair",
-           "generate_server_key", "load_server_key", "server_address", "server_secrets"]
+           "generate_server_key", "key_option_argv", "load_server_key", "server_address", "server_secrets"]
 
 logger = logging.getLogger("aeron_py.echo.keys")
 
@@ -63,6 +64,17 @@ class ServerKeyPair:
 
 
 # ----------------------------------------------------------------- atomic files
+
+
+def key_option_argv(argv: Sequence[str], option: str = "--server-key") -> list[str]:
+    """``argv`` with ``option KEY`` written ``option=KEY``: a base64url key starts with ``-``
+    one time in 64, and argparse takes such a word for an option (``expected one argument``)."""
+    out: list[str] = []
+    words = iter(argv)
+    for word in words:
+        value = next(words, None) if word == option else None
+        out.append(word if value is None else f"{option}={value}")
+    return out
 
 
 def _fsync_directory(directory: Path) -> None:

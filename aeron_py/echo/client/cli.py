@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.secure_hello import SecureReason, b64url_decode
-from ..keys import DEFAULT_KNOWN_SERVERS, KnownServers
+from ..keys import DEFAULT_KNOWN_SERVERS, KnownServers, key_option_argv
 from .security import ClientSecurity, ServerKeyRefused
 from .common import EXIT_AUTHENTICATION, EXIT_FAILED, EchoResult
 from .sync import EchoClient
@@ -91,7 +91,7 @@ def _port(p: argparse.ArgumentParser, name: str, text: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = parser()
-    args = p.parse_args(argv)
+    args = p.parse_args(key_option_argv(sys.argv[1:] if argv is None else argv))
     logging.basicConfig(level=args.log_level, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if len(args.positional) not in (3, 4):

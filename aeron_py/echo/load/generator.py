@@ -43,6 +43,7 @@ from ..client.common import EchoResult
 from ..client.sync import EchoClient, Phase
 from ..client.security import ClientSecurity
 from ..core.secure_hello import b64url_decode
+from ..keys import key_option_argv
 from .hold import LOAD_DRIVER_OPTIONS, load_security
 from ...idle import BackoffIdleStrategy
 
@@ -250,7 +251,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = parser()
-    args = p.parse_args(argv)
+    args = p.parse_args(key_option_argv(sys.argv[1:] if argv is None else argv))
     logging.basicConfig(level=args.log_level, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     sources = [s.strip() for s in args.sources.split(",") if s.strip()]

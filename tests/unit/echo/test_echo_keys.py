@@ -168,3 +168,13 @@ def test_remember_keeps_comments_and_leaves_no_temporary_file(tmp_path: Path) ->
     KnownServers(path).remember("10.0.0.1", 7, bytes(range(32)))
     assert path.read_text().splitlines()[0] == "# hand-written comment"
     assert [p.name for p in tmp_path.iterdir()] == ["known"]
+
+
+def test_a_server_key_starting_with_a_dash_reaches_argparse_as_a_value() -> None:
+    from aeron_py.echo.client.cli import parser
+    from aeron_py.echo.keys import key_option_argv
+
+    argv = ["127.0.0.1", "9000", "9001", "--secure", "--server-key", "-AbC_de", "--count", "1"]
+    assert key_option_argv(argv) == ["127.0.0.1", "9000", "9001", "--secure", "--server-key=-AbC_de", "--count", "1"]
+    assert parser().parse_args(key_option_argv(argv)).server_key == "-AbC_de"
+    assert key_option_argv(["--server-key"]) == ["--server-key"]  # argparse reports the missing value
