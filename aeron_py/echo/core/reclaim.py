@@ -74,8 +74,10 @@ class Reclaim:
         """On a full server: close the oldest unjoined duologue for ``ip``'s HELLO, if the
         rule allows (its actions), else None."""
         after = self._config.reclaim_after
-        oldest = self._duologues.oldest_unjoined() if after is not None else None
-        if oldest is None or now - oldest.created_at < after:  # type: ignore[operator]  # after is set
+        if after is None:
+            return None
+        oldest = self._duologues.oldest_unjoined()
+        if oldest is None or now - oldest.created_at < after:
             return None
         if self._duologues.per_ip.count(ip) > 0 or not self.in_good_standing(ip, now):
             return None
