@@ -4,7 +4,8 @@
 
 Checks that the package comes from the venv's site-packages (not a source tree), that a
 message round-trips over UDP on loopback through an embedded driver, that the linked-in
-libsodium gives a known answer (aeron_py.crypto), and that the Echo 2.0 server's modules
+libsodium gives a known answer (aeron_py.crypto), that the Archive client is linked in
+(aeron_py.archive: a connect with no Archive there times out, typed), and that the Echo 2.0 server's modules
 and CLI need no optional dependency (the venv has none installed).
 """
 from __future__ import annotations
@@ -47,6 +48,16 @@ def main() -> int:
     from aeron_py import crypto  # libsodium, compiled in: a known answer (SHA-256 of "abc")
     assert crypto.sha256(b"abc").hex().startswith("ba7816bf8f01cfea"), crypto.sha256(b"abc").hex()
 
+    # the archive client is linked in and runs: with no Archive there, connect times out, typed
+    from aeron_py.archive import AeronArchive, ArchiveTimeoutError
+    with aeron_py.MediaDriver() as driver, aeron_py.Aeron(driver=driver) as aeron:
+        try:
+            AeronArchive.connect(aeron, control_channel=f"aeron:udp?endpoint=127.0.0.1:{port}", message_timeout=0.3)
+        except ArchiveTimeoutError:
+            pass
+        else:
+            raise AssertionError("an archive connect with no Archive there succeeded")
+
     cli = subprocess.run(
         [sys.executable, "-m", "aeron_py.echo_server", "--help"],
         capture_output=True, text=True, timeout=60,
@@ -55,6 +66,7 @@ def main() -> int:
     print(
         f"{label}: aeron_py {aeron_py.__version__} (Aeron {aeron_py.aeron_version()}) on Python "
         f"{sys.version.split()[0]} from {where}: UDP round trip ok, libsodium {crypto.libsodium_version()} ok, "
+        "archive client ok, "
         "echo server needs no extras"
     )
     return 0

@@ -24,8 +24,10 @@ class ChildProcess:
     if it has not exited within ``stop_timeout`` seconds.
     """
 
-    def __init__(self, command: Sequence[str], stop_timeout: float = 5.0, cwd: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, command: Sequence[str], stop_timeout: float = 5.0, cwd: str | os.PathLike[str] | None = None,
+                 env: dict[str, str] | None = None) -> None:
         self.command: list[str] = list(command)
+        self.env = env  # None: this process's environment
         self.stop_timeout = stop_timeout
         self.cwd = cwd
         self.stdout_lines: list[str] = []
@@ -52,6 +54,7 @@ class ChildProcess:
             errors="replace",
             bufsize=1,
             cwd=self.cwd,
+            env=self.env,
         )
         assert self._proc.stdout is not None and self._proc.stderr is not None
         self._readers = [

@@ -289,6 +289,8 @@ public:
         return out;
     }
 
+    const std::shared_ptr<ClientState> &state() const { return state_; }
+
     py::object counters_reader(py::object self) {
         state_->check_open();
         auto state = state_;
@@ -300,6 +302,8 @@ private:
 };
 
 }  // namespace
+
+std::shared_ptr<ClientState> client_state_of(py::handle client) { return client.cast<Client &>().state(); }
 
 void init_client(py::module_ &m) {
     bind_async<AsyncAddPublication>(m, "AsyncAddPublication", "aeron_async_add_publication_t");

@@ -170,6 +170,9 @@ private:
     void close_now() noexcept;
 };
 
+// The state of a _aeron.Client (or a subclass): TypeError (pybind11's cast_error) for anything else.
+std::shared_ptr<ClientState> client_state_of(py::handle client);
+
 // Factories for handles made by a client (defined next to each class).
 py::object make_publication(const std::shared_ptr<ClientState> &client, aeron_publication_t *publication);
 py::object make_exclusive_publication(const std::shared_ptr<ClientState> &client, aeron_exclusive_publication_t *publication);

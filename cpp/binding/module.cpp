@@ -9,6 +9,11 @@ namespace aeron_py {
 
 void set_public_subscription_class(py::object cls);
 void init_crypto(py::module_ &m);  // crypto.cpp: the submodule aeron_py._aeron.crypto (libsodium)
+#ifdef AERON_PY_WITH_ARCHIVE
+namespace archive {
+void init_archive(py::module_ &m);  // archive/archive.cpp: the submodule aeron_py._aeron.archive
+}
+#endif
 
 void init_module(py::module_ &m) {
     m.doc() = "Thin bindings over Aeron's C client (aeronc.h) and embedded C media driver (aeronmd.h).";
@@ -25,6 +30,9 @@ void init_module(py::module_ &m) {
     init_cnc(m);
     init_idle(m);
     init_crypto(m);
+#ifdef AERON_PY_WITH_ARCHIVE
+    archive::init_archive(m);
+#endif
     m.def("version_full", [] { return std::string(aeron_version_full()); }, "aeron_version_full");
     m.def("version_text", [] { return std::string(aeron_version_text()); }, "aeron_version_text");
     m.def("version_gitsha", [] { return std::string(aeron_version_gitsha()); }, "aeron_version_gitsha");

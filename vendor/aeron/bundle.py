@@ -11,6 +11,10 @@ from the pinned Aeron tree (see ``fetch.py``), and nothing else:
 * ``aeron-client/src/main/cpp_wrapper``'s CMake file and headers: Aeron's top level
   always adds that directory (a header-only interface target), so CMake must find the
   files it lists, though nothing of it is compiled.
+* the C archive client, ``aeron-archive/src/main/c/client`` (sources and headers), and
+  its message codecs, generated from the pinned schema by the SBE tool while the sdist is
+  built (``vendor/sbe/codecs.py``) into ``archive-codecs/``: installing the sdist then
+  needs no Java.
 
 The copy is made while ``aeron_py_backend.build_sdist`` runs and removed afterwards, so a
 checkout keeps building from the fetched crate. ``python vendor/aeron/bundle.py DEST``
@@ -33,7 +37,10 @@ FOLDERS = (
     ("aeron-client/src/main/c", (".c", ".h", ".txt")),
     ("aeron-driver/src/main/c", (".c", ".h", ".txt")),
     ("aeron-client/src/main/cpp_wrapper", (".h", ".txt")),
+    ("aeron-archive/src/main/c/client", (".c", ".h")),
 )
+# vendor/sbe/codecs.py, which generates the archive client's codecs
+codecs = fetch.crate_fetch.load_module("aeron_py_sbe_codecs", Path(__file__).resolve().parents[1] / "sbe" / "codecs.py")
 
 
 def wanted(tree: Path) -> Iterator[Path]:
@@ -68,7 +75,9 @@ def stage(tree: Path, dest: Path) -> int:
         f"unmodified from the Rust crate registry {fetch.CRATE}={fetch.VERSION} (sha256 {fetch.SHA256}) "
         "when this sdist was built; see vendor/aeron/README.md.\n"
     )
-    return fetch.crate_fetch.copy_stamped(tree, wanted(tree), dest, fetch.STAMP, text)
+    count = fetch.crate_fetch.copy_stamped(tree, wanted(tree), dest, fetch.STAMP, text)
+    generated = codecs.locate(tree, dest / codecs.BUNDLED_NAME)
+    return count + sum(1 for path in generated.rglob("*") if path.is_file())
 
 
 @contextlib.contextmanager
@@ -98,7 +107,7 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         count = stage(fetch.locate(), Path(argv[0]).resolve())
-    except (fetch.FetchError, OSError) as exc:
+    except (fetch.FetchError, codecs.CodecError, OSError) as exc:
         print(f"aeron_py: cannot stage Aeron's C source: {exc}", file=sys.stderr)
         return 1
     print(f"staged {count} files of Aeron {fetch.VERSION} into {argv[0]}")

@@ -1,0 +1,77 @@
+# Generated from the built extension by .ci/stubs (pybind11-stubgen + .ci/stub_fixups.py); do not edit by hand.
+"""
+The Aeron Archive C client (aeron_archive.h); see aeron_py.archive for the Pythonic layer.
+"""
+from __future__ import annotations
+import typing
+class Archive:
+    """
+    aeron_archive_t: one client's connection to an Aeron Archive.
+    """
+    def archive_id(self) -> int:
+        """
+        aeron_archive_get_archive_id
+        """
+    def close(self) -> None:
+        """
+        aeron_archive_close (idempotent; also done when the client closes).
+        """
+    def control_session_id(self) -> int:
+        """
+        aeron_archive_control_session_id
+        """
+    def find_last_matching_recording(self, min_recording_id: typing.SupportsInt | typing.SupportsIndex, channel_fragment: str, stream_id: typing.SupportsInt | typing.SupportsIndex, session_id: typing.SupportsInt | typing.SupportsIndex) -> int:
+        ...
+    def list_recording(self, recording_id: typing.SupportsInt | typing.SupportsIndex) -> typing.Any:
+        ...
+    def list_recording_subscriptions(self, pseudo_index: typing.SupportsInt | typing.SupportsIndex, count: typing.SupportsInt | typing.SupportsIndex, channel_fragment: str, stream_id: typing.SupportsInt | typing.SupportsIndex | None) -> list[typing.Any]:
+        ...
+    def list_recordings(self, from_recording_id: typing.SupportsInt | typing.SupportsIndex, count: typing.SupportsInt | typing.SupportsIndex, channel_fragment: str | None, stream_id: typing.SupportsInt | typing.SupportsIndex) -> list[typing.Any]:
+        """
+        aeron_archive_list_recordings(_for_uri): descriptor tuples.
+        """
+    def poll_for_recording_signals(self) -> int:
+        ...
+    def position(self, which: str, recording_id: typing.SupportsInt | typing.SupportsIndex) -> int:
+        """
+        aeron_archive_get_{recording,start,stop,max_recorded}_position
+        """
+    def purge_recording(self, recording_id: typing.SupportsInt | typing.SupportsIndex) -> int:
+        ...
+    def replay(self, recording_id: typing.SupportsInt | typing.SupportsIndex, channel: str, stream_id: typing.SupportsInt | typing.SupportsIndex, position: typing.SupportsInt | typing.SupportsIndex, length: typing.SupportsInt | typing.SupportsIndex, bounding_counter_id: typing.SupportsInt | typing.SupportsIndex, file_io_max_length: typing.SupportsInt | typing.SupportsIndex) -> typing.Any:
+        ...
+    def start_recording(self, channel: str, stream_id: typing.SupportsInt | typing.SupportsIndex, remote: bool, auto_stop: bool) -> int:
+        """
+        aeron_archive_start_recording: the recording subscription id.
+        """
+    def start_replay(self, recording_id: typing.SupportsInt | typing.SupportsIndex, channel: str, stream_id: typing.SupportsInt | typing.SupportsIndex, position: typing.SupportsInt | typing.SupportsIndex, length: typing.SupportsInt | typing.SupportsIndex, bounding_counter_id: typing.SupportsInt | typing.SupportsIndex, file_io_max_length: typing.SupportsInt | typing.SupportsIndex) -> int:
+        ...
+    def stop_all_replays(self, recording_id: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def stop_recording_channel_and_stream(self, channel: str, stream_id: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def stop_recording_subscription(self, subscription_id: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def stop_replay(self, replay_session_id: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def take_events(self) -> tuple[typing.Any, ...]:
+        """
+        (signals, errors, lost_signals) reported by the C client since the last take.
+        """
+    def truncate_recording(self, recording_id: typing.SupportsInt | typing.SupportsIndex, position: typing.SupportsInt | typing.SupportsIndex) -> int:
+        ...
+    def try_stop_recording_by_identity(self, recording_id: typing.SupportsInt | typing.SupportsIndex) -> bool:
+        ...
+    def try_stop_recording_subscription(self, subscription_id: typing.SupportsInt | typing.SupportsIndex) -> bool:
+        ...
+    @property
+    def is_closed(self) -> bool:
+        ...
+def connect(client: typing.Any, control_request_channel: str, control_request_stream_id: typing.SupportsInt | typing.SupportsIndex, control_response_channel: str, control_response_stream_id: typing.SupportsInt | typing.SupportsIndex, recording_events_channel: str, recording_events_stream_id: typing.SupportsInt | typing.SupportsIndex, message_timeout_ns: typing.SupportsInt | typing.SupportsIndex, client_name: str) -> Archive:
+    """
+    aeron_archive_connect over the client's aeron_t; waits up to the message timeout (GIL released).
+    """
+NULL_COUNTER_ID: int = -1
+NULL_LENGTH: int = -1
+NULL_POSITION: int = -1
+REPLAY_ALL_AND_FOLLOW: int = 9223372036854775807

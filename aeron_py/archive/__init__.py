@@ -1,0 +1,26 @@
+"""Aeron Archive from Python: record streams to disk, list the recordings, replay them.
+
+:class:`AeronArchive` is Aeron's C archive client (``aeron_archive.h``), linked into the
+extension, over an :class:`~aeron_py.Aeron` client; the Archive it talks to is Aeron's
+Java ``Archive``. See ``docs/archive.md``.
+"""
+from __future__ import annotations
+
+from .. import _aeron
+
+if not hasattr(_aeron, "archive"):
+    raise ImportError(
+        "aeron_py was built without the Aeron Archive client (AERON_PY_ARCHIVE=OFF): rebuild it with "
+        "the archive on (the default; building from git needs a JDK 17+ and Maven for the SBE tool, "
+        "an sdist or a wheel does not)",
+        name=__name__,
+    )
+
+from .client import FOLLOW, AeronArchive  # noqa: E402
+from .errors import *  # noqa: E402,F403
+from .errors import __all__ as _errors_all  # noqa: E402
+from .records import (RecordingDescriptor, RecordingSignal, RecordingSignalEvent,  # noqa: E402
+                      RecordingSubscription, SourceLocation)
+
+__all__ = ["FOLLOW", "AeronArchive", "RecordingDescriptor", "RecordingSignal", "RecordingSignalEvent",
+           "RecordingSubscription", "SourceLocation", *_errors_all]

@@ -1,0 +1,320 @@
+"""The Aeron Archive client: record streams, list recordings, replay them.
+
+>>> with Aeron(driver=driver) as aeron, AeronArchive.connect(aeron) as archive:
+...     subscription_id = archive.start_recording("aeron:ipc", 10)
+...     ...  # publish on aeron:ipc stream 10: the Archive records it
+...     archive.stop_recording(subscription_id)
+...     recording = archive.list_recordings()[-1]
+...     replay = archive.replay(recording.recording_id, "aeron:ipc", 20)
+...     replay.poll(handler, 10)   # the recorded messages, from the start
+
+The Archive itself is Aeron's Java ``Archive`` (there is no C archive server) running on
+the same media driver as this client or on another one; this is Aeron's C archive client
+(``aeron_archive.h``), linked into the extension. Every call sends one request and waits
+for its answer, bounded by ``message_timeout``, with the GIL released; calls from several
+threads take turns. Refusals raise the typed exceptions of :mod:`aeron_py.archive.errors`.
+"""
+from __future__ import annotations
+
+import collections
+import logging
+import os
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from .._aeron import archive as _native
+from ..client import Aeron
+from ..errors import AeronError
+from ..subscription import Subscription
+from .errors import ArchiveClosedError, translate
+from .records import (RecordingDescriptor, RecordingSignalEvent, RecordingSubscription, SourceLocation)
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+#: Aeron's defaults (``aeron_archive_context.h``), each overridden by its environment variable.
+DEFAULT_CONTROL_CHANNEL = "aeron:udp?endpoint=localhost:8010"
+DEFAULT_CONTROL_STREAM_ID = 10
+DEFAULT_RESPONSE_CHANNEL = "aeron:udp?endpoint=localhost:0"
+DEFAULT_RESPONSE_STREAM_ID = 20
+DEFAULT_RECORDING_EVENTS_CHANNEL = "aeron:udp?control-mode=dynamic|control=localhost:8030"
+DEFAULT_RECORDING_EVENTS_STREAM_ID = 30
+DEFAULT_MESSAGE_TIMEOUT_S = 10.0
+#: Signals kept for :meth:`AeronArchive.poll_recording_signals` when no callback takes them.
+MAX_KEPT_SIGNALS = 4096
+#: ``length=`` of a replay that follows a live recording (``INT64_MAX``).
+FOLLOW = (1 << 63) - 1
+
+SignalHandler = Callable[[RecordingSignalEvent], Any]
+ErrorHandler = Callable[[int, str], Any]
+
+
+def _log_error(errcode: int, message: str) -> None:
+    logger.warning("aeron archive error %d: %s", errcode, message)
+
+
+def _env(name: str, default: str) -> str:
+    return os.environ.get(name) or default
+
+
+def _channel(value: object, what: str) -> str:
+    text = str(value)
+    if not text:
+        raise ValueError(f"{what} must not be empty (e.g. 'aeron:udp?endpoint=127.0.0.1:8010')")
+    return text
+
+
+def _optional(value: int | None, null: int = -1) -> int:
+    return null if value is None else value
+
+
+class AeronArchive:
+    """One client's connection to an Aeron Archive (``aeron_archive_t``). Make it with
+    :meth:`connect`; close it with :meth:`close` (or ``with``), or it closes with its client.
+
+    ``on_recording_signal(event)``: called on the thread that made a call, after the call,
+    for every recording signal the Archive sent meanwhile; without it, the last
+    ``MAX_KEPT_SIGNALS`` wait for :meth:`poll_recording_signals`. ``error_handler(errcode,
+    message)``: errors the Archive sent for no call in progress (default: logged).
+    """
+
+    def __init__(self, raw: _native.Archive, aeron: Aeron, on_recording_signal: SignalHandler | None,
+                 error_handler: ErrorHandler | None) -> None:
+        self._raw = raw
+        self._aeron = aeron  # kept alive: the connection uses its client
+        self._on_signal = on_recording_signal
+        self._on_error = error_handler
+        self._signals: collections.deque[RecordingSignalEvent] = collections.deque(maxlen=MAX_KEPT_SIGNALS)
+
+    @classmethod
+    def connect(cls, aeron: Aeron, *, control_channel: object | None = None,
+                control_stream_id: int | None = None, response_channel: object | None = None,
+                response_stream_id: int | None = None, recording_events_channel: object | None = None,
+                recording_events_stream_id: int | None = None, message_timeout: float | None = None,
+                client_name: str = "", on_recording_signal: SignalHandler | None = None,
+                error_handler: ErrorHandler | None = _log_error) -> "AeronArchive":
+        """Connect to the Archive listening on ``control_channel`` (``aeron_archive_connect``).
+
+        Unset channels and stream ids take their ``AERON_ARCHIVE_*`` environment variable
+        (the names of Aeron's C client), else Aeron's default (``DEFAULT_*`` here). ``response_channel``: where the Archive answers this
+        client (port 0: any free port). ``message_timeout`` (s): how long each request waits
+        for its answer, the connect included. Raises :class:`ArchiveTimeoutError` when no
+        Archive answers, :class:`~aeron_py.errors.AeronError` for bad settings.
+        """
+        timeout = DEFAULT_MESSAGE_TIMEOUT_S if message_timeout is None else float(message_timeout)
+        if not 0 < timeout <= 3600:
+            raise ValueError(f"message_timeout must be in (0, 3600] seconds, got {timeout!r}")
+        options = dict(
+            control_request_channel=_channel(control_channel if control_channel is not None else _env(
+                "AERON_ARCHIVE_CONTROL_CHANNEL", DEFAULT_CONTROL_CHANNEL), "control_channel"),
+            control_request_stream_id=control_stream_id if control_stream_id is not None else int(_env(
+                "AERON_ARCHIVE_CONTROL_STREAM_ID", str(DEFAULT_CONTROL_STREAM_ID))),
+            control_response_channel=_channel(response_channel if response_channel is not None else _env(
+                "AERON_ARCHIVE_CONTROL_RESPONSE_CHANNEL", DEFAULT_RESPONSE_CHANNEL), "response_channel"),
+            control_response_stream_id=response_stream_id if response_stream_id is not None else int(_env(
+                "AERON_ARCHIVE_CONTROL_RESPONSE_STREAM_ID", str(DEFAULT_RESPONSE_STREAM_ID))),
+            recording_events_channel=_channel(
+                recording_events_channel if recording_events_channel is not None else _env(
+                    "AERON_ARCHIVE_RECORDING_EVENTS_CHANNEL", DEFAULT_RECORDING_EVENTS_CHANNEL),
+                "recording_events_channel"),
+            recording_events_stream_id=recording_events_stream_id if recording_events_stream_id is not None
+            else int(_env("AERON_ARCHIVE_RECORDING_EVENTS_STREAM_ID", str(DEFAULT_RECORDING_EVENTS_STREAM_ID))),
+            message_timeout_ns=int(timeout * 1e9),
+            client_name=str(client_name),
+        )
+        if aeron.is_closed:
+            raise ArchiveClosedError(f"the Aeron client for {aeron.dir!r} is closed")
+        try:
+            raw = _native.connect(aeron._client, **options)  # type: ignore[arg-type]
+        except AeronError as exc:
+            typed = translate(exc)
+            raised = type(typed)(f"cannot connect to the Archive at {options['control_request_channel']!r} "
+                                 f"within {timeout:g} s: {exc}")
+            raised.errcode = getattr(exc, "errcode", None)  # type: ignore[attr-defined]
+            raise raised from None
+        return cls(raw, aeron, on_recording_signal, error_handler)
+
+    # --- the session ---------------------------------------------------------------------
+    @property
+    def archive_id(self) -> int:
+        """The Archive's id (``aeron.archive.id`` of the Java Archive)."""
+        return self._call(self._raw.archive_id)
+
+    @property
+    def control_session_id(self) -> int:
+        """This connection's session id at the Archive."""
+        return self._call(self._raw.control_session_id)
+
+    @property
+    def is_closed(self) -> bool:
+        """True once closed, by :meth:`close` or with its Aeron client."""
+        closed: bool = self._raw.is_closed
+        return closed
+
+    def close(self) -> None:
+        """``aeron_archive_close``: ends the session; waits for a call in progress. Idempotent."""
+        self._raw.close()
+
+    def __enter__(self) -> "AeronArchive":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<AeronArchive{' closed' if self.is_closed else ''} client={self._aeron.dir!r}>"
+
+    # --- recording -----------------------------------------------------------------------
+    def start_recording(self, channel: object, stream_id: int, *,
+                        source: SourceLocation = SourceLocation.LOCAL, auto_stop: bool = False) -> int:
+        """Record every publication on ``channel`` and ``stream_id``; returns the recording
+        subscription's id (for :meth:`stop_recording`). ``auto_stop``: stop when the
+        recorded image goes. Each new image (publication) becomes its own recording."""
+        return self._call(self._raw.start_recording, _channel(channel, "channel"), stream_id,
+                          SourceLocation(source) == SourceLocation.REMOTE, bool(auto_stop))
+
+    def stop_recording(self, subscription_id: int) -> None:
+        """Stop the recording subscription ``subscription_id`` (UnknownSubscriptionError if none)."""
+        self._call(self._raw.stop_recording_subscription, subscription_id)
+
+    def try_stop_recording(self, subscription_id: int) -> bool:
+        """Like :meth:`stop_recording`; False instead of an error when there is none."""
+        return self._call(self._raw.try_stop_recording_subscription, subscription_id)
+
+    def stop_recording_channel(self, channel: object, stream_id: int) -> None:
+        """Stop recording ``channel`` and ``stream_id`` (as given to :meth:`start_recording`)."""
+        self._call(self._raw.stop_recording_channel_and_stream, _channel(channel, "channel"), stream_id)
+
+    def try_stop_recording_by_identity(self, recording_id: int) -> bool:
+        """Stop the recording ``recording_id``; False if it was not active."""
+        return self._call(self._raw.try_stop_recording_by_identity, recording_id)
+
+    # --- positions and the catalog ---------------------------------------------------------
+    def recording_position(self, recording_id: int) -> int:
+        """How far an active recording has got; -1 (NULL_POSITION) if it is not active."""
+        return self._call(self._raw.position, "recording", recording_id)
+
+    def start_position(self, recording_id: int) -> int:
+        return self._call(self._raw.position, "start", recording_id)
+
+    def stop_position(self, recording_id: int) -> int:
+        """Where a recording stopped; -1 while it is active."""
+        return self._call(self._raw.position, "stop", recording_id)
+
+    def max_recorded_position(self, recording_id: int) -> int:
+        """The recording's end: its stop position, or how far it has got if active."""
+        return self._call(self._raw.position, "max_recorded", recording_id)
+
+    def list_recordings(self, from_recording_id: int = 0, count: int = 100, *,
+                        channel_fragment: str | None = None,
+                        stream_id: int | None = None) -> list[RecordingDescriptor]:
+        """Up to ``count`` recordings from ``from_recording_id`` on; with ``channel_fragment``
+        and ``stream_id``, only recordings of that stream whose channel contains the fragment."""
+        if (channel_fragment is None) != (stream_id is None):
+            raise ValueError("give both channel_fragment and stream_id, or neither")
+        rows = self._call(self._raw.list_recordings, from_recording_id, count, channel_fragment, stream_id or 0)
+        return [RecordingDescriptor(*row) for row in rows]
+
+    def recording(self, recording_id: int) -> RecordingDescriptor | None:
+        """The descriptor of ``recording_id``, None if the Archive has none."""
+        row = self._call(self._raw.list_recording, recording_id)
+        return None if row is None else RecordingDescriptor(*row)
+
+    def find_last_matching_recording(self, channel_fragment: str, stream_id: int, session_id: int, *,
+                                     min_recording_id: int = 0) -> int | None:
+        """The id of the newest recording of that stream and session whose channel contains
+        ``channel_fragment``; None if there is none."""
+        found = self._call(self._raw.find_last_matching_recording, min_recording_id, channel_fragment,
+                           stream_id, session_id)
+        return None if found < 0 else found
+
+    def list_recording_subscriptions(self, channel_fragment: str = "", stream_id: int | None = None, *,
+                                     pseudo_index: int = 0, count: int = 100) -> list[RecordingSubscription]:
+        """The Archive's recording subscriptions whose channel contains ``channel_fragment``
+        (and on ``stream_id``, if given)."""
+        rows = self._call(self._raw.list_recording_subscriptions, pseudo_index, count, channel_fragment, stream_id)
+        return [RecordingSubscription(*row) for row in rows]
+
+    # --- replay ----------------------------------------------------------------------------
+    def start_replay(self, recording_id: int, channel: object, stream_id: int, *, position: int | None = None,
+                     length: int | None = None, bounding_counter_id: int | None = None,
+                     file_io_max_length: int | None = None) -> int:
+        """Ask the Archive to replay ``recording_id`` on ``channel`` / ``stream_id``; returns the
+        replay session id (its low 32 bits are the replay image's session id).
+
+        ``position``: where to start (default: the recording's start). ``length``: how many
+        bytes (default: all that is recorded; :data:`FOLLOW` follows a live recording).
+        ``bounding_counter_id``: a counter whose value bounds an open-ended replay."""
+        return self._call(self._raw.start_replay, recording_id, _channel(channel, "channel"), stream_id,
+                          *self._replay_args(position, length, bounding_counter_id, file_io_max_length))
+
+    def replay(self, recording_id: int, channel: object, stream_id: int, *, position: int | None = None,
+               length: int | None = None, bounding_counter_id: int | None = None,
+               file_io_max_length: int | None = None) -> Subscription:
+        """Subscribe to ``channel`` / ``stream_id`` and replay the recording onto it (see
+        :meth:`start_replay`); returns the subscription, already connected to the replay."""
+        sub: Subscription = self._call(self._raw.replay, recording_id, _channel(channel, "channel"), stream_id,
+                                       *self._replay_args(position, length, bounding_counter_id,
+                                                          file_io_max_length))
+        return sub
+
+    def stop_replay(self, replay_session_id: int) -> None:
+        self._call(self._raw.stop_replay, replay_session_id)
+
+    def stop_all_replays(self, recording_id: int | None = None) -> None:
+        """Stop the replays of ``recording_id``, or every replay when None."""
+        self._call(self._raw.stop_all_replays, _optional(recording_id))
+
+    # --- removing ------------------------------------------------------------------------
+    def truncate_recording(self, recording_id: int, position: int) -> int:
+        """Cut a stopped recording back to ``position`` (a frame boundary); returns the number
+        of segment files deleted."""
+        return self._call(self._raw.truncate_recording, recording_id, position)
+
+    def purge_recording(self, recording_id: int) -> int:
+        """Delete a stopped recording and its files; returns the number of segment files deleted."""
+        return self._call(self._raw.purge_recording, recording_id)
+
+    # --- signals -------------------------------------------------------------------------
+    def poll_recording_signals(self) -> list[RecordingSignalEvent]:
+        """Read what the Archive sent (``aeron_archive_poll_for_recording_signals``) and return
+        the recording signals not yet given to ``on_recording_signal`` (oldest first)."""
+        self._call(self._raw.poll_for_recording_signals)
+        kept = list(self._signals)
+        self._signals.clear()
+        return kept
+
+    # --- plumbing ------------------------------------------------------------------------
+    @staticmethod
+    def _replay_args(position: int | None, length: int | None, bounding_counter_id: int | None,
+                     file_io_max_length: int | None) -> tuple[int, int, int, int]:
+        return (_optional(position), _optional(length), _optional(bounding_counter_id),
+                _optional(file_io_max_length))
+
+    def _call(self, method: Callable[..., T], *args: Any) -> T:
+        """One binding call: typed errors, then the signals and errors it brought delivered."""
+        try:
+            return method(*args)
+        except AeronError as exc:
+            raise translate(exc) from None
+        finally:
+            self._deliver()
+
+    def _deliver(self) -> None:
+        signals, errors, lost = self._raw.take_events()
+        if lost:
+            logger.warning("aeron archive: %d recording signals lost (more than one call can queue)", lost)
+        for row in signals:
+            event = RecordingSignalEvent(*row)
+            if self._on_signal is None:
+                self._signals.append(event)
+            else:
+                self._on_signal(event)
+        for errcode, message in errors:
+            if self._on_error is not None:
+                self._on_error(errcode, message)
+
+
+__all__ = ["AeronArchive", "DEFAULT_CONTROL_CHANNEL", "DEFAULT_CONTROL_STREAM_ID", "DEFAULT_MESSAGE_TIMEOUT_S",
+           "DEFAULT_RECORDING_EVENTS_CHANNEL", "DEFAULT_RECORDING_EVENTS_STREAM_ID", "DEFAULT_RESPONSE_CHANNEL",
+           "DEFAULT_RESPONSE_STREAM_ID", "FOLLOW", "MAX_KEPT_SIGNALS"]

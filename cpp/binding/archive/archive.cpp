@@ -1,0 +1,407 @@
+// _aeron.archive: the Aeron Archive C client (aeron_archive.h) over a _aeron.Client.
+// Each method is one C call made with the GIL released and the archive's mutex held (see
+// archive_state.hpp); the Pythonic layer (aeron_py/archive/) adds names, defaults and types.
+#include "archive_state.hpp"
+
+#include <cerrno>
+#include <climits>
+#include <optional>
+
+namespace aeron_py {
+namespace archive {
+
+namespace {
+
+// The archive context the Python layer describes, as C values.
+struct ConnectOptions {
+    std::string control_request_channel;
+    int32_t control_request_stream_id;
+    std::string control_response_channel;
+    int32_t control_response_stream_id;
+    std::string recording_events_channel;
+    int32_t recording_events_stream_id;
+    uint64_t message_timeout_ns;
+    std::string client_name;
+};
+
+py::tuple descriptor_tuple(const Descriptor &d) {
+    return py::make_tuple(d.control_session_id, d.correlation_id, d.recording_id, d.start_timestamp,
+                          d.stop_timestamp, d.start_position, d.stop_position, d.initial_term_id,
+                          d.segment_file_length, d.term_buffer_length, d.mtu_length, d.session_id, d.stream_id,
+                          d.stripped_channel, d.original_channel, d.source_identity);
+}
+
+void collect_descriptor(aeron_archive_recording_descriptor_t *d, void *clientd) {
+    auto *out = static_cast<std::vector<Descriptor> *>(clientd);
+    try {
+        out->push_back(Descriptor{
+            d->control_session_id, d->correlation_id, d->recording_id, d->start_timestamp, d->stop_timestamp,
+            d->start_position, d->stop_position, d->initial_term_id, d->segment_file_length, d->term_buffer_length,
+            d->mtu_length, d->session_id, d->stream_id, std::string(d->stripped_channel, d->stripped_channel_length),
+            std::string(d->original_channel, d->original_channel_length),
+            std::string(d->source_identity, d->source_identity_length)});
+    } catch (...) {  // out of memory: the descriptor is left out, nothing crosses the C frames
+    }
+}
+
+void collect_subscription(aeron_archive_recording_subscription_descriptor_t *d, void *clientd) {
+    auto *out = static_cast<std::vector<SubscriptionDescriptor> *>(clientd);
+    try {
+        out->push_back(SubscriptionDescriptor{d->control_session_id, d->correlation_id, d->subscription_id,
+                                              d->stream_id,
+                                              std::string(d->stripped_channel, d->stripped_channel_length)});
+    } catch (...) {
+    }
+}
+
+void check_stream_text(const std::string &value, const char *what) {
+    if (value.find('\0') != std::string::npos) throw py::value_error(std::string(what) + " contains a NUL character");
+}
+
+class Archive {
+public:
+    explicit Archive(std::shared_ptr<ArchiveState> state) : state_(std::move(state)) {}
+
+    // Runs `call(archive)` with the GIL released and the mutex held; raises for a closed
+    // archive or client, and AeronError (aeron_errcode/errmsg) when it returns < 0.
+    template <typename Call>
+    void run(const char *name, Call &&call) {
+        state_->client->check_open();
+        bool was_closed = false;
+        int rc = 0;
+        {
+            py::gil_scoped_release release;
+            std::lock_guard<std::mutex> lock(state_->mutex);
+            if (state_->archive == nullptr) {
+                was_closed = true;
+            } else {
+                rc = call(state_->archive);
+            }
+        }
+        if (was_closed) throw AeronCallError("the archive connection is closed", EPIPE);
+        if (rc < 0) throw_aeron_error(name);
+    }
+
+    void close() {
+        py::gil_scoped_release release;  // waits for a call in progress on another thread
+        state_->close();
+    }
+
+    bool is_closed() const { return !state_->open.load(std::memory_order_acquire) || state_->client->closed; }
+
+    int64_t archive_id() {
+        int64_t id = 0;
+        run("aeron_archive_get_archive_id", [&](aeron_archive_t *a) { id = aeron_archive_get_archive_id(a); return 0; });
+        return id;
+    }
+
+    int64_t control_session_id() {
+        int64_t id = 0;
+        run("aeron_archive_control_session_id",
+            [&](aeron_archive_t *a) { id = aeron_archive_control_session_id(a); return 0; });
+        return id;
+    }
+
+    int64_t start_recording(const std::string &channel, int32_t stream_id, bool remote, bool auto_stop) {
+        check_stream_text(channel, "channel");
+        int64_t subscription_id = 0;
+        const auto location = remote ? AERON_ARCHIVE_SOURCE_LOCATION_REMOTE : AERON_ARCHIVE_SOURCE_LOCATION_LOCAL;
+        run("aeron_archive_start_recording", [&](aeron_archive_t *a) {
+            return aeron_archive_start_recording(&subscription_id, a, channel.c_str(), stream_id, location, auto_stop);
+        });
+        return subscription_id;
+    }
+
+    void stop_recording_subscription(int64_t subscription_id) {
+        run("aeron_archive_stop_recording_subscription",
+            [&](aeron_archive_t *a) { return aeron_archive_stop_recording_subscription(a, subscription_id); });
+    }
+
+    bool try_stop_recording_subscription(int64_t subscription_id) {
+        bool stopped = false;
+        run("aeron_archive_try_stop_recording_subscription", [&](aeron_archive_t *a) {
+            return aeron_archive_try_stop_recording_subscription(&stopped, a, subscription_id);
+        });
+        return stopped;
+    }
+
+    void stop_recording_channel_and_stream(const std::string &channel, int32_t stream_id) {
+        check_stream_text(channel, "channel");
+        run("aeron_archive_stop_recording_channel_and_stream", [&](aeron_archive_t *a) {
+            return aeron_archive_stop_recording_channel_and_stream(a, channel.c_str(), stream_id);
+        });
+    }
+
+    bool try_stop_recording_by_identity(int64_t recording_id) {
+        bool stopped = false;
+        run("aeron_archive_try_stop_recording_by_identity", [&](aeron_archive_t *a) {
+            return aeron_archive_try_stop_recording_by_identity(&stopped, a, recording_id);
+        });
+        return stopped;
+    }
+
+    // aeron_archive_get_{recording,start,stop,max_recorded}_position by `which`.
+    int64_t position(const std::string &which, int64_t recording_id) {
+        using Getter = int (*)(int64_t *, aeron_archive_t *, int64_t);
+        Getter getter = nullptr;
+        if (which == "recording") getter = aeron_archive_get_recording_position;
+        else if (which == "start") getter = aeron_archive_get_start_position;
+        else if (which == "stop") getter = aeron_archive_get_stop_position;
+        else if (which == "max_recorded") getter = aeron_archive_get_max_recorded_position;
+        else throw py::value_error("position kind must be 'recording', 'start', 'stop' or 'max_recorded'");
+        int64_t value = 0;
+        run("aeron_archive_get_position", [&](aeron_archive_t *a) { return getter(&value, a, recording_id); });
+        return value;
+    }
+
+    int64_t find_last_matching_recording(int64_t min_recording_id, const std::string &channel_fragment,
+                                         int32_t stream_id, int32_t session_id) {
+        check_stream_text(channel_fragment, "channel_fragment");
+        int64_t recording_id = -1;
+        run("aeron_archive_find_last_matching_recording", [&](aeron_archive_t *a) {
+            return aeron_archive_find_last_matching_recording(&recording_id, a, min_recording_id,
+                                                              channel_fragment.c_str(), stream_id, session_id);
+        });
+        return recording_id;
+    }
+
+    py::list list_recordings(int64_t from_recording_id, int32_t count, std::optional<std::string> channel_fragment,
+                             int32_t stream_id) {
+        if (count < 0) throw py::value_error("count must be >= 0");
+        if (channel_fragment) check_stream_text(*channel_fragment, "channel_fragment");
+        std::vector<Descriptor> found;
+        int32_t listed = 0;
+        run(channel_fragment ? "aeron_archive_list_recordings_for_uri" : "aeron_archive_list_recordings",
+            [&](aeron_archive_t *a) {
+                return channel_fragment
+                    ? aeron_archive_list_recordings_for_uri(&listed, a, from_recording_id, count,
+                                                            channel_fragment->c_str(), stream_id,
+                                                            collect_descriptor, &found)
+                    : aeron_archive_list_recordings(&listed, a, from_recording_id, count, collect_descriptor, &found);
+            });
+        py::list out;
+        for (const auto &d : found) out.append(descriptor_tuple(d));
+        return out;
+    }
+
+    py::object list_recording(int64_t recording_id) {
+        std::vector<Descriptor> found;
+        int32_t listed = 0;
+        run("aeron_archive_list_recording", [&](aeron_archive_t *a) {
+            return aeron_archive_list_recording(&listed, a, recording_id, collect_descriptor, &found);
+        });
+        if (found.empty()) return py::none();
+        return descriptor_tuple(found.front());
+    }
+
+    py::list list_recording_subscriptions(int32_t pseudo_index, int32_t count, const std::string &channel_fragment,
+                                          std::optional<int32_t> stream_id) {
+        if (count < 0) throw py::value_error("count must be >= 0");
+        check_stream_text(channel_fragment, "channel_fragment");
+        std::vector<SubscriptionDescriptor> found;
+        int32_t listed = 0;
+        run("aeron_archive_list_recording_subscriptions", [&](aeron_archive_t *a) {
+            return aeron_archive_list_recording_subscriptions(&listed, a, pseudo_index, count,
+                                                              channel_fragment.c_str(), stream_id.value_or(0),
+                                                              stream_id.has_value(), collect_subscription, &found);
+        });
+        py::list out;
+        for (const auto &d : found)
+            out.append(py::make_tuple(d.control_session_id, d.correlation_id, d.subscription_id, d.stream_id,
+                                      d.stripped_channel));
+        return out;
+    }
+
+    static aeron_archive_replay_params_t replay_params(int64_t position, int64_t length, int32_t bounding_counter_id,
+                                                      int32_t file_io_max_length) {
+        aeron_archive_replay_params_t params;
+        aeron_archive_replay_params_init(&params);
+        params.position = position;
+        params.length = length;
+        params.bounding_limit_counter_id = bounding_counter_id;
+        params.file_io_max_length = file_io_max_length;
+        return params;
+    }
+
+    int64_t start_replay(int64_t recording_id, const std::string &channel, int32_t stream_id, int64_t position,
+                         int64_t length, int32_t bounding_counter_id, int32_t file_io_max_length) {
+        check_stream_text(channel, "channel");
+        auto params = replay_params(position, length, bounding_counter_id, file_io_max_length);
+        int64_t replay_session_id = 0;
+        run("aeron_archive_start_replay", [&](aeron_archive_t *a) {
+            return aeron_archive_start_replay(&replay_session_id, a, recording_id, channel.c_str(), stream_id, &params);
+        });
+        return replay_session_id;
+    }
+
+    py::object replay(int64_t recording_id, const std::string &channel, int32_t stream_id, int64_t position,
+                      int64_t length, int32_t bounding_counter_id, int32_t file_io_max_length) {
+        check_stream_text(channel, "channel");
+        auto params = replay_params(position, length, bounding_counter_id, file_io_max_length);
+        aeron_subscription_t *subscription = nullptr;
+        run("aeron_archive_replay", [&](aeron_archive_t *a) {
+            return aeron_archive_replay(&subscription, a, recording_id, channel.c_str(), stream_id, &params);
+        });
+        return make_subscription(state_->client, subscription);
+    }
+
+    void stop_replay(int64_t replay_session_id) {
+        run("aeron_archive_stop_replay",
+            [&](aeron_archive_t *a) { return aeron_archive_stop_replay(a, replay_session_id); });
+    }
+
+    void stop_all_replays(int64_t recording_id) {
+        run("aeron_archive_stop_all_replays",
+            [&](aeron_archive_t *a) { return aeron_archive_stop_all_replays(a, recording_id); });
+    }
+
+    int64_t truncate_recording(int64_t recording_id, int64_t position) {
+        int64_t deleted = 0;
+        run("aeron_archive_truncate_recording", [&](aeron_archive_t *a) {
+            return aeron_archive_truncate_recording(&deleted, a, recording_id, position);
+        });
+        return deleted;
+    }
+
+    int64_t purge_recording(int64_t recording_id) {
+        int64_t deleted = 0;
+        run("aeron_archive_purge_recording",
+            [&](aeron_archive_t *a) { return aeron_archive_purge_recording(&deleted, a, recording_id); });
+        return deleted;
+    }
+
+    int32_t poll_for_recording_signals() {
+        int32_t count = 0;
+        run("aeron_archive_poll_for_recording_signals",
+            [&](aeron_archive_t *a) { return aeron_archive_poll_for_recording_signals(&count, a); });
+        return count;
+    }
+
+    // The recording signals and errors the C client reported since the last take, and how
+    // many signals were lost to the queue's bound.
+    py::tuple take_events() {
+        std::vector<Signal> signals;
+        std::vector<std::pair<int, std::string>> errors;
+        size_t lost = 0;
+        {
+            py::gil_scoped_release release;
+            std::lock_guard<std::mutex> lock(state_->mutex);
+            signals.swap(state_->signals);
+            errors.swap(state_->errors);
+            lost = state_->lost_signals;
+            state_->lost_signals = 0;
+        }
+        py::list signal_list, error_list;
+        for (const auto &s : signals)
+            signal_list.append(py::make_tuple(s.control_session_id, s.recording_id, s.subscription_id, s.position, s.code));
+        for (const auto &e : errors) error_list.append(py::make_tuple(e.first, e.second));
+        return py::make_tuple(signal_list, error_list, lost);
+    }
+
+private:
+    std::shared_ptr<ArchiveState> state_;
+};
+
+Archive connect(py::handle client, const ConnectOptions &options) {
+    auto client_state = client_state_of(client);
+    client_state->check_open();
+    if (aeron_context_get_use_conductor_agent_invoker(client_state->context))
+        throw py::value_error(
+            "the archive client needs an Aeron client with its own conductor thread "
+            "(use_conductor_agent_invoker=False)");
+    for (const auto *text : {&options.control_request_channel, &options.control_response_channel,
+                             &options.recording_events_channel, &options.client_name})
+        check_stream_text(*text, "a channel or the client name");
+    auto state = std::make_shared<ArchiveState>();
+    state->client = client_state;
+    aeron_archive_context_t *ctx = nullptr;
+    if (aeron_archive_context_init(&ctx) < 0) throw_aeron_error("aeron_archive_context_init");
+    state->context = ctx;  // closed with the state (after the archive, which borrows from it)
+    if (aeron_archive_context_set_aeron(ctx, client_state->aeron) < 0 ||
+        aeron_archive_context_set_control_request_channel(ctx, options.control_request_channel.c_str()) < 0 ||
+        aeron_archive_context_set_control_request_stream_id(ctx, options.control_request_stream_id) < 0 ||
+        aeron_archive_context_set_control_response_channel(ctx, options.control_response_channel.c_str()) < 0 ||
+        aeron_archive_context_set_control_response_stream_id(ctx, options.control_response_stream_id) < 0 ||
+        aeron_archive_context_set_recording_events_channel(ctx, options.recording_events_channel.c_str()) < 0 ||
+        aeron_archive_context_set_recording_events_stream_id(ctx, options.recording_events_stream_id) < 0 ||
+        aeron_archive_context_set_message_timeout_ns(ctx, options.message_timeout_ns) < 0 ||
+        aeron_archive_context_set_client_name(ctx, options.client_name.c_str()) < 0 ||
+        aeron_archive_context_set_recording_signal_consumer(ctx, on_recording_signal, state.get()) < 0 ||
+        aeron_archive_context_set_error_handler(ctx, on_archive_error, state.get()) < 0)
+        throw_aeron_error("aeron_archive_context_set");
+    aeron_archive_t *archive = nullptr;
+    int rc = 0;
+    {
+        py::gil_scoped_release release;
+        std::lock_guard<std::mutex> lock(state->mutex);
+        rc = aeron_archive_connect(&archive, ctx);  // copies ctx; waits up to the message timeout
+        state->archive = archive;
+        state->open.store(archive != nullptr, std::memory_order_release);
+    }
+    if (rc < 0 || archive == nullptr) throw_aeron_error("aeron_archive_connect");
+    client_state->add_dependent(state);
+    return Archive(state);
+}
+
+}  // namespace
+
+void init_archive(py::module_ &parent) {
+    py::module_ m = parent.def_submodule(
+        "archive", "The Aeron Archive C client (aeron_archive.h); see aeron_py.archive for the Pythonic layer.");
+    py::class_<Archive>(m, "Archive", "aeron_archive_t: one client's connection to an Aeron Archive.")
+        .def("close", &Archive::close, "aeron_archive_close (idempotent; also done when the client closes).")
+        .def_property_readonly("is_closed", &Archive::is_closed)
+        .def("archive_id", &Archive::archive_id, "aeron_archive_get_archive_id")
+        .def("control_session_id", &Archive::control_session_id, "aeron_archive_control_session_id")
+        .def("start_recording", &Archive::start_recording, py::arg("channel"), py::arg("stream_id"),
+             py::arg("remote"), py::arg("auto_stop"), "aeron_archive_start_recording: the recording subscription id.")
+        .def("stop_recording_subscription", &Archive::stop_recording_subscription, py::arg("subscription_id"))
+        .def("try_stop_recording_subscription", &Archive::try_stop_recording_subscription, py::arg("subscription_id"))
+        .def("stop_recording_channel_and_stream", &Archive::stop_recording_channel_and_stream, py::arg("channel"),
+             py::arg("stream_id"))
+        .def("try_stop_recording_by_identity", &Archive::try_stop_recording_by_identity, py::arg("recording_id"))
+        .def("position", &Archive::position, py::arg("which"), py::arg("recording_id"),
+             "aeron_archive_get_{recording,start,stop,max_recorded}_position")
+        .def("find_last_matching_recording", &Archive::find_last_matching_recording, py::arg("min_recording_id"),
+             py::arg("channel_fragment"), py::arg("stream_id"), py::arg("session_id"))
+        .def("list_recordings", &Archive::list_recordings, py::arg("from_recording_id"), py::arg("count"),
+             py::arg("channel_fragment"), py::arg("stream_id"),
+             "aeron_archive_list_recordings(_for_uri): descriptor tuples.")
+        .def("list_recording", &Archive::list_recording, py::arg("recording_id"))
+        .def("list_recording_subscriptions", &Archive::list_recording_subscriptions, py::arg("pseudo_index"),
+             py::arg("count"), py::arg("channel_fragment"), py::arg("stream_id"))
+        .def("start_replay", &Archive::start_replay, py::arg("recording_id"), py::arg("channel"), py::arg("stream_id"),
+             py::arg("position"), py::arg("length"), py::arg("bounding_counter_id"), py::arg("file_io_max_length"))
+        .def("replay", &Archive::replay, py::arg("recording_id"), py::arg("channel"), py::arg("stream_id"),
+             py::arg("position"), py::arg("length"), py::arg("bounding_counter_id"), py::arg("file_io_max_length"))
+        .def("stop_replay", &Archive::stop_replay, py::arg("replay_session_id"))
+        .def("stop_all_replays", &Archive::stop_all_replays, py::arg("recording_id"))
+        .def("truncate_recording", &Archive::truncate_recording, py::arg("recording_id"), py::arg("position"))
+        .def("purge_recording", &Archive::purge_recording, py::arg("recording_id"))
+        .def("poll_for_recording_signals", &Archive::poll_for_recording_signals)
+        .def("take_events", &Archive::take_events,
+             "(signals, errors, lost_signals) reported by the C client since the last take.");
+    m.def(
+        "connect",
+        [](py::handle client, const std::string &control_request_channel, int32_t control_request_stream_id,
+           const std::string &control_response_channel, int32_t control_response_stream_id,
+           const std::string &recording_events_channel, int32_t recording_events_stream_id,
+           uint64_t message_timeout_ns, const std::string &client_name) {
+            return connect(client, ConnectOptions{control_request_channel, control_request_stream_id,
+                                                  control_response_channel, control_response_stream_id,
+                                                  recording_events_channel, recording_events_stream_id,
+                                                  message_timeout_ns, client_name});
+        },
+        py::arg("client"), py::arg("control_request_channel"), py::arg("control_request_stream_id"),
+        py::arg("control_response_channel"), py::arg("control_response_stream_id"),
+        py::arg("recording_events_channel"), py::arg("recording_events_stream_id"), py::arg("message_timeout_ns"),
+        py::arg("client_name"),
+        "aeron_archive_connect over the client's aeron_t; waits up to the message timeout (GIL released).");
+    m.attr("NULL_POSITION") = py::int_(static_cast<int64_t>(-1));
+    m.attr("NULL_LENGTH") = py::int_(static_cast<int64_t>(-1));
+    m.attr("REPLAY_ALL_AND_FOLLOW") = py::int_(static_cast<int64_t>(INT64_MAX));
+    m.attr("NULL_COUNTER_ID") = py::int_(static_cast<int32_t>(-1));
+}
+
+}  // namespace archive
+}  // namespace aeron_py

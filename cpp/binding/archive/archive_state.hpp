@@ -1,0 +1,65 @@
+// Owner of an aeron_archive_t: the connection of one Aeron client to an Aeron Archive.
+// Binding code only: the Pythonic layer is aeron_py/archive/.
+//
+// The C archive client is not thread-safe and its calls block (each waits for the archive's
+// answer, bounded by the context's message timeout, on its own idle strategy). So every call
+// runs with the GIL released and this state's mutex held; the mutex is never taken while the
+// GIL is wanted by its holder, and no Python runs under it: what the C client reports from
+// inside a call (recording signals, errors of other requests, listed descriptors) is copied
+// into C++ values and handed to Python after the call returns.
+#pragma once
+
+#include "../common.hpp"
+
+extern "C" {
+#include "aeron_archive.h"
+}
+
+namespace aeron_py::archive {
+
+// A recording's descriptor (aeron_archive_recording_descriptor_t), copied.
+struct Descriptor {
+    int64_t control_session_id, correlation_id, recording_id, start_timestamp, stop_timestamp;
+    int64_t start_position, stop_position;
+    int32_t initial_term_id, segment_file_length, term_buffer_length, mtu_length, session_id, stream_id;
+    std::string stripped_channel, original_channel, source_identity;
+};
+
+// A recording signal (aeron_archive_recording_signal_t), copied.
+struct Signal {
+    int64_t control_session_id, recording_id, subscription_id, position;
+    int32_t code;
+};
+
+// A recording subscription (aeron_archive_recording_subscription_descriptor_t), copied.
+struct SubscriptionDescriptor {
+    int64_t control_session_id, correlation_id, subscription_id;
+    int32_t stream_id;
+    std::string stripped_channel;
+};
+
+struct ArchiveState : ClientDependent {
+    std::shared_ptr<ClientState> client;
+    aeron_archive_t *archive = nullptr;  // guarded by `mutex`; null once closed
+    // The context connect was given. The archive works on a copy, but the copy borrows what
+    // conclude allocated into this one (its idle strategy's state): closed after the archive.
+    aeron_archive_context_t *context = nullptr;
+    std::mutex mutex;
+    std::atomic<bool> open{false};  // readable without the mutex (is_closed)
+    // Filled by the C client's callbacks during a call (mutex held), taken by Python after it.
+    std::vector<Signal> signals;
+    std::vector<std::pair<int, std::string>> errors;
+    size_t lost_signals = 0;
+
+    ~ArchiveState() override;
+    // Closes the archive connection first: it uses the client's publications (GIL held; waits
+    // for a call in progress on another thread, which the message timeout bounds).
+    void on_client_close() noexcept override { close(); }
+    void close() noexcept;
+};
+
+// Called by the C client on the calling thread, inside a call (mutex held, GIL released).
+void on_recording_signal(aeron_archive_recording_signal_t *signal, void *clientd);
+void on_archive_error(void *clientd, int errcode, const char *message);
+
+}  // namespace aeron_py::archive

@@ -1,0 +1,217 @@
+"""Record, list, replay, truncate and purge through aeron_py.archive, on the real Java Archive
+attached to our embedded C media driver (UDP loopback for the control session, IPC and UDP
+for the recorded streams)."""
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aeron_py import Aeron, MediaDriver
+from aeron_py.archive import (FOLLOW, AeronArchive, RecordingSignal, RecordingSignalEvent, SourceLocation,
+                              UnknownRecordingError, UnknownSubscriptionError)
+
+from archive_harness import JavaArchive, connect, running_archive
+from conftest import free_udp_port, wait_until
+
+pytestmark = [pytest.mark.integration, pytest.mark.java, pytest.mark.timeout(240)]
+_streams = itertools.count(4101)
+#: Small terms: the Archive's segment files (1 MiB here) hold whole terms.
+IPC = "aeron:ipc?term-length=65536"
+
+
+@pytest.fixture(scope="module")
+def driver() -> Iterator[MediaDriver]:
+    with MediaDriver(publication_linger_timeout_ns=0) as d:
+        yield d
+
+
+@pytest.fixture(scope="module")
+def java_archive(driver: MediaDriver, tmp_path_factory: pytest.TempPathFactory) -> Iterator[JavaArchive]:
+    with running_archive(driver.dir, tmp_path_factory.mktemp("archive")) as archive:
+        yield archive
+
+
+@pytest.fixture(scope="module")
+def aeron(driver: MediaDriver) -> Iterator[Aeron]:
+    with Aeron(driver=driver) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def signals() -> list[RecordingSignalEvent]:
+    return []
+
+
+@pytest.fixture(scope="module")
+def archive(aeron: Aeron, java_archive: JavaArchive, signals: list[RecordingSignalEvent]) -> Iterator[AeronArchive]:
+    connection = connect(aeron, java_archive, on_recording_signal=signals.append)
+    assert isinstance(connection, AeronArchive)
+    with connection:
+        yield connection
+
+
+def publish(pub: Any, count: int, prefix: bytes = b"msg") -> list[int]:
+    """Offer ``count`` messages ``prefix-i``; the stream position after each."""
+    return [pub.offer_until(b"%s-%d" % (prefix, i), timeout=10.0) for i in range(count)]
+
+
+def drain(sub: Any, count: int, timeout: float = 10.0) -> list[bytes]:
+    got: list[bytes] = []
+    deadline = time.monotonic() + timeout
+    while len(got) < count and time.monotonic() < deadline:
+        if sub.poll(lambda data, header: got.append(bytes(data)), 10) == 0:
+            time.sleep(0.001)
+    return got
+
+
+def recording_of(archive: AeronArchive, fragment: str, stream_id: int, session_id: int) -> int:
+    """The id of the recording of that stream and session, once the Archive lists it (ids start at 0)."""
+    found: list[int] = []
+
+    def listed() -> bool:
+        recording_id = archive.find_last_matching_recording(fragment, stream_id, session_id)
+        found[:] = [] if recording_id is None else [recording_id]
+        return bool(found)
+
+    wait_until(listed, what=f"a recording of {fragment!r} stream {stream_id}")
+    return found[0]
+
+
+def recorded(archive: AeronArchive, aeron: Aeron, stream_id: int, count: int,
+             channel: str = IPC) -> tuple[int, list[int]]:
+    """Record ``count`` messages on ``channel``/``stream_id``, stop; (recording id, positions)."""
+    subscription_id = archive.start_recording(channel, stream_id)
+    pub = aeron.add_exclusive_publication(channel, stream_id)
+    positions = publish(pub, count)
+    found = wait_until(lambda: archive.list_recordings(channel_fragment="aeron:", stream_id=stream_id),
+                  what="the recording in the catalog")
+    recording_id = found[-1].recording_id
+    wait_until(lambda: archive.recording_position(recording_id) == positions[-1], what="the recording to catch up")
+    archive.stop_recording(subscription_id)
+    pub.close()
+    return recording_id, positions
+
+
+def test_connect_reports_the_archive_and_session(archive: AeronArchive, java_archive: JavaArchive) -> None:
+    assert archive.archive_id == java_archive.archive_id
+    assert archive.control_session_id != 0
+    assert not archive.is_closed
+
+
+def test_a_recorded_ipc_stream_replays_every_message_in_order(archive: AeronArchive, aeron: Aeron) -> None:
+    stream_id = next(_streams)
+    recording_id, positions = recorded(archive, aeron, stream_id, 200)
+    descriptor = archive.recording(recording_id)
+    assert descriptor is not None
+    assert (descriptor.stream_id, descriptor.start_position, descriptor.stop_position) == (stream_id, 0, positions[-1])
+    assert not descriptor.is_active and descriptor.original_channel == IPC
+    assert archive.stop_position(recording_id) == positions[-1]
+    assert archive.recording_position(recording_id) == -1  # no longer recording
+    replay = archive.replay(recording_id, IPC, next(_streams))
+    assert drain(replay, 200) == [b"msg-%d" % i for i in range(200)]
+    replay.close()
+
+
+def test_a_bounded_replay_gives_exactly_the_window_asked_for(archive: AeronArchive, aeron: Aeron) -> None:
+    recording_id, positions = recorded(archive, aeron, next(_streams), 50)
+    start, end = positions[9], positions[19]  # after message 9 .. after message 19: messages 10-19
+    replay = archive.replay(recording_id, IPC, next(_streams), position=start, length=end - start)
+    assert drain(replay, 11, timeout=3.0) == [b"msg-%d" % i for i in range(10, 20)]
+    replay.close()
+
+
+def test_a_udp_stream_recorded_remotely_replays_over_udp(archive: AeronArchive, aeron: Aeron,
+                                                          java_archive: JavaArchive) -> None:
+    channel = f"aeron:udp?endpoint=127.0.0.1:{free_udp_port()}|term-length=65536"
+    stream_id = next(_streams)
+    subscription_id = archive.start_recording(channel, stream_id, source=SourceLocation.REMOTE)
+    pub = aeron.add_publication(channel, stream_id)
+    positions = publish(pub, 30, b"udp")
+    recording_id = recording_of(archive, "127.0.0.1", stream_id, pub.session_id)
+    wait_until(lambda: archive.recording_position(recording_id) == positions[-1], what="the UDP recording to catch up")
+    archive.stop_recording(subscription_id)
+    replay_channel = f"aeron:udp?endpoint=127.0.0.1:{free_udp_port()}"
+    replay = archive.replay(recording_id, replay_channel, next(_streams))
+    assert drain(replay, 30) == [b"udp-%d" % i for i in range(30)]
+    replay.close()
+    pub.close()
+
+
+def test_a_replay_that_follows_a_live_recording_gets_what_is_published_after_it_started(
+        archive: AeronArchive, aeron: Aeron) -> None:
+    stream_id = next(_streams)
+    subscription_id = archive.start_recording(IPC, stream_id)
+    pub = aeron.add_exclusive_publication(IPC, stream_id)
+    publish(pub, 10, b"early")
+    recording_id = recording_of(archive, "aeron:ipc", stream_id, pub.session_id)
+    replay = archive.replay(recording_id, IPC, next(_streams), length=FOLLOW)
+    assert drain(replay, 10) == [b"early-%d" % i for i in range(10)]
+    publish(pub, 10, b"late")
+    assert drain(replay, 10) == [b"late-%d" % i for i in range(10)]
+    assert archive.recording_position(recording_id) > 0  # still recording
+    archive.stop_recording(subscription_id)
+    replay.close()
+    pub.close()
+
+
+def test_recording_signals_reach_the_callback(archive: AeronArchive, aeron: Aeron,
+                                              signals: list[RecordingSignalEvent]) -> None:
+    signals.clear()
+    recording_id, positions = recorded(archive, aeron, next(_streams), 5)
+    wait_until(lambda: archive.poll_recording_signals() == [] and
+          {s.signal for s in signals if s.recording_id == recording_id} >= {RecordingSignal.START, RecordingSignal.STOP},
+          what="START and STOP signals")
+    stop = [s for s in signals if s.recording_id == recording_id and s.signal is RecordingSignal.STOP][0]
+    assert stop.position == positions[-1]
+
+
+def test_truncate_then_purge_remove_what_they_say(archive: AeronArchive, aeron: Aeron) -> None:
+    recording_id, positions = recorded(archive, aeron, next(_streams), 40)
+    archive.truncate_recording(recording_id, positions[19])
+    assert archive.stop_position(recording_id) == positions[19]
+    replay = archive.replay(recording_id, IPC, next(_streams))
+    assert drain(replay, 21, timeout=3.0) == [b"msg-%d" % i for i in range(20)]
+    replay.close()
+    archive.purge_recording(recording_id)
+    assert archive.recording(recording_id) is None
+    with pytest.raises(UnknownRecordingError):
+        archive.stop_position(recording_id)
+
+
+def test_refusals_are_typed_and_leave_the_session_usable(archive: AeronArchive) -> None:
+    with pytest.raises(UnknownRecordingError) as caught:
+        archive.stop_position(987_654)
+    assert caught.value.archive_code == 5 and "987654" in str(caught.value)
+    with pytest.raises(UnknownSubscriptionError):
+        archive.stop_recording(987_654)
+    assert archive.try_stop_recording(987_654) is False
+    assert archive.recording(987_654) is None
+    assert archive.list_recordings(from_recording_id=987_654) == []
+    assert archive.archive_id == 7  # the session still answers
+
+
+def test_listing_by_channel_fragment_and_stream_finds_only_that_stream(archive: AeronArchive, aeron: Aeron) -> None:
+    stream_a, stream_b = next(_streams), next(_streams)
+    id_a, _ = recorded(archive, aeron, stream_a, 3)
+    id_b, _ = recorded(archive, aeron, stream_b, 3)
+    assert [d.recording_id for d in archive.list_recordings(channel_fragment="ipc", stream_id=stream_a)] == [id_a]
+    assert [d.recording_id for d in archive.list_recordings(channel_fragment="ipc", stream_id=stream_b)] == [id_b]
+    assert archive.list_recordings(channel_fragment="udp?nothing", stream_id=stream_a) == []
+    everything = archive.list_recordings(count=1000)
+    assert {id_a, id_b} <= {d.recording_id for d in everything}
+    with pytest.raises(ValueError, match="both"):
+        archive.list_recordings(channel_fragment="ipc")
+
+
+def test_recording_subscriptions_are_listed_while_active(archive: AeronArchive) -> None:
+    stream_id = next(_streams)
+    subscription_id = archive.start_recording(IPC, stream_id)
+    listed = archive.list_recording_subscriptions("ipc", stream_id)
+    assert [s.subscription_id for s in listed] == [subscription_id]
+    archive.stop_recording_channel(IPC, stream_id)
+    assert archive.list_recording_subscriptions("ipc", stream_id) == []
