@@ -4,6 +4,36 @@ The Aeron Archive C client (aeron_archive.h); see aeron_py.archive for the Pytho
 """
 from __future__ import annotations
 import typing
+class ReplayMerge:
+    """
+    aeron_archive_replay_merge_t: a replay merging into a live stream on one MDS subscription.
+    """
+    def close(self) -> None:
+        """
+        aeron_archive_replay_merge_close (idempotent; also done with the archive).
+        """
+    def do_work(self) -> int:
+        """
+        aeron_archive_replay_merge_do_work: the work count.
+        """
+    @property
+    def has_failed(self) -> bool:
+        """
+        aeron_archive_replay_merge_has_failed
+        """
+    @property
+    def is_closed(self) -> bool:
+        ...
+    @property
+    def is_live_added(self) -> bool:
+        """
+        aeron_archive_replay_merge_is_live_added
+        """
+    @property
+    def is_merged(self) -> bool:
+        """
+        aeron_archive_replay_merge_is_merged
+        """
 class Archive:
     """
     aeron_archive_t: one client's connection to an Aeron Archive.
@@ -40,6 +70,10 @@ class Archive:
         ...
     def replay(self, recording_id: typing.SupportsInt | typing.SupportsIndex, channel: str, stream_id: typing.SupportsInt | typing.SupportsIndex, position: typing.SupportsInt | typing.SupportsIndex, length: typing.SupportsInt | typing.SupportsIndex, bounding_counter_id: typing.SupportsInt | typing.SupportsIndex, file_io_max_length: typing.SupportsInt | typing.SupportsIndex) -> typing.Any:
         ...
+    def replay_merge(self, subscription: typing.Any, replay_channel: str, replay_destination: str, live_destination: str, recording_id: typing.SupportsInt | typing.SupportsIndex, start_position: typing.SupportsInt | typing.SupportsIndex, progress_timeout_ms: typing.SupportsInt | typing.SupportsIndex) -> typing.Any:
+        """
+        aeron_archive_replay_merge_init over a manual-control MDS subscription of the same client.
+        """
     def start_recording(self, channel: str, stream_id: typing.SupportsInt | typing.SupportsIndex, remote: bool, auto_stop: bool) -> int:
         """
         aeron_archive_start_recording: the recording subscription id.

@@ -21,6 +21,7 @@ from .errors import *  # noqa: E402,F403
 from .errors import __all__ as _errors_all  # noqa: E402
 from .records import (RecordingDescriptor, RecordingSignal, RecordingSignalEvent,  # noqa: E402
                       RecordingSubscription, SourceLocation)
+from .replay_merge import ReplayMerge  # noqa: E402
 
 __all__ = ["FOLLOW", "AeronArchive", "RecordingDescriptor", "RecordingSignal", "RecordingSignalEvent",
-           "RecordingSubscription", "SourceLocation", *_errors_all]
+           "RecordingSubscription", "ReplayMerge", "SourceLocation", *_errors_all]

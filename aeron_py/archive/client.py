@@ -26,8 +26,9 @@ from .._aeron import archive as _native
 from ..client import Aeron
 from ..errors import AeronError
 from ..subscription import Subscription
-from .errors import ArchiveClosedError, translate
+from .errors import ArchiveClosedError, UnknownRecordingError, translate
 from .records import (RecordingDescriptor, RecordingSignalEvent, RecordingSubscription, SourceLocation)
+from .replay_merge import DEFAULT_PROGRESS_TIMEOUT_S, ReplayMerge
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -257,6 +258,37 @@ class AeronArchive:
                                        *self._replay_args(position, length, bounding_counter_id,
                                                           file_io_max_length))
         return sub
+
+    def replay_merge(self, recording_id: int, *, live_destination: str,
+                     replay_destination: str = "aeron:udp?endpoint=localhost:0",
+                     replay_channel: str | None = None, start_position: int | None = None,
+                     progress_timeout: float = DEFAULT_PROGRESS_TIMEOUT_S) -> ReplayMerge:
+        """Replay ``recording_id`` from ``start_position`` (default: its start) and merge into
+        its live stream (see :mod:`aeron_py.archive.replay_merge`).
+
+        ``live_destination``: how this subscriber joins the live publication's dynamic MDC,
+        e.g. ``aeron:udp?endpoint=127.0.0.1:0|control=127.0.0.1:40456`` (its control
+        endpoint). ``replay_destination``: where the replay arrives (port 0: any).
+        ``replay_channel``: what the Archive replays to (default: UDP, the recording's
+        session id). The subscription (manual control, the recording's session and stream)
+        is made here and owned by the returned :class:`ReplayMerge`."""
+        descriptor = self.recording(recording_id)
+        if descriptor is None:
+            raise UnknownRecordingError(f"replay_merge: the Archive has no recording {recording_id}")
+        session = descriptor.session_id
+        subscription = self._aeron.add_subscription(
+            f"aeron:udp?control-mode=manual|session-id={session}", descriptor.stream_id)
+        try:
+            raw = self._call(self._raw.replay_merge, subscription,
+                             replay_channel or f"aeron:udp?session-id={session}",
+                             _channel(replay_destination, "replay_destination"),
+                             _channel(live_destination, "live_destination"), recording_id,
+                             descriptor.start_position if start_position is None else start_position,
+                             int(progress_timeout * 1000))
+        except BaseException:
+            subscription.close()
+            raise
+        return ReplayMerge(raw, subscription)
 
     def stop_replay(self, replay_session_id: int) -> None:
         self._call(self._raw.stop_replay, replay_session_id)

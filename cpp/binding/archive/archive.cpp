@@ -245,6 +245,17 @@ public:
         return make_subscription(state_->client, subscription);
     }
 
+    py::object replay_merge(py::handle subscription, const std::string &replay_channel,
+                            const std::string &replay_destination, const std::string &live_destination,
+                            int64_t recording_id, int64_t start_position, int64_t progress_timeout_ms) {
+        for (const auto *text : {&replay_channel, &replay_destination, &live_destination})
+            check_stream_text(*text, "a replay merge channel");
+        state_->client->check_open();
+        return make_replay_merge(state_, subscription,
+                                 ReplayMergeOptions{replay_channel, replay_destination, live_destination, recording_id,
+                                                    start_position, progress_timeout_ms});
+    }
+
     void stop_replay(int64_t replay_session_id) {
         run("aeron_archive_stop_replay",
             [&](aeron_archive_t *a) { return aeron_archive_stop_replay(a, replay_session_id); });
@@ -348,6 +359,7 @@ Archive connect(py::handle client, const ConnectOptions &options) {
 void init_archive(py::module_ &parent) {
     py::module_ m = parent.def_submodule(
         "archive", "The Aeron Archive C client (aeron_archive.h); see aeron_py.archive for the Pythonic layer.");
+    init_replay_merge(m);
     py::class_<Archive>(m, "Archive", "aeron_archive_t: one client's connection to an Aeron Archive.")
         .def("close", &Archive::close, "aeron_archive_close (idempotent; also done when the client closes).")
         .def_property_readonly("is_closed", &Archive::is_closed)
@@ -374,6 +386,10 @@ void init_archive(py::module_ &parent) {
              py::arg("position"), py::arg("length"), py::arg("bounding_counter_id"), py::arg("file_io_max_length"))
         .def("replay", &Archive::replay, py::arg("recording_id"), py::arg("channel"), py::arg("stream_id"),
              py::arg("position"), py::arg("length"), py::arg("bounding_counter_id"), py::arg("file_io_max_length"))
+        .def("replay_merge", &Archive::replay_merge, py::arg("subscription"), py::arg("replay_channel"),
+             py::arg("replay_destination"), py::arg("live_destination"), py::arg("recording_id"),
+             py::arg("start_position"), py::arg("progress_timeout_ms"),
+             "aeron_archive_replay_merge_init over a manual-control MDS subscription of the same client.")
         .def("stop_replay", &Archive::stop_replay, py::arg("replay_session_id"))
         .def("stop_all_replays", &Archive::stop_all_replays, py::arg("recording_id"))
         .def("truncate_recording", &Archive::truncate_recording, py::arg("recording_id"), py::arg("position"))

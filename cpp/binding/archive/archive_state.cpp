@@ -13,10 +13,20 @@ ArchiveState::~ArchiveState() { close(); }
 void ArchiveState::close() noexcept {
     std::lock_guard<std::mutex> lock(mutex);
     open.store(false, std::memory_order_release);
+    for (auto &weak : merges) {  // they use the archive: first
+        if (auto merge = weak.lock()) merge->close_locked();
+    }
+    merges.clear();
     if (archive != nullptr) aeron_archive_close(archive);
     archive = nullptr;
     if (context != nullptr) aeron_archive_context_close(context);  // after the archive: it borrows from it
     context = nullptr;
+}
+
+void ReplayMergeState::close_locked() noexcept {
+    if (merge == nullptr) return;
+    aeron_archive_replay_merge_close(merge);  // stops its replay, removes its destinations
+    merge = nullptr;
 }
 
 void on_recording_signal(aeron_archive_recording_signal_t *signal, void *clientd) {

@@ -38,6 +38,8 @@ struct SubscriptionDescriptor {
     std::string stripped_channel;
 };
 
+struct ReplayMergeState;
+
 struct ArchiveState : ClientDependent {
     std::shared_ptr<ClientState> client;
     aeron_archive_t *archive = nullptr;  // guarded by `mutex`; null once closed
@@ -46,6 +48,8 @@ struct ArchiveState : ClientDependent {
     aeron_archive_context_t *context = nullptr;
     std::mutex mutex;
     std::atomic<bool> open{false};  // readable without the mutex (is_closed)
+    // Replay merges made over this connection (replay_merge.cpp): closed before it, under `mutex`.
+    std::vector<std::weak_ptr<ReplayMergeState>> merges;
     // Filled by the C client's callbacks during a call (mutex held), taken by Python after it.
     std::vector<Signal> signals;
     std::vector<std::pair<int, std::string>> errors;
@@ -57,6 +61,29 @@ struct ArchiveState : ClientDependent {
     void on_client_close() noexcept override { close(); }
     void close() noexcept;
 };
+
+// An aeron_archive_replay_merge_t over an ArchiveState and a subscription of the same client.
+struct ReplayMergeState {
+    std::shared_ptr<ArchiveState> archive;
+    std::shared_ptr<SubState> sub;
+    // The Python Subscription: its destructor closes the C subscription, which the merge uses
+    // until closed. Released (GIL held) only by the ReplayMerge object, after the merge.
+    py::object subscription;
+    aeron_archive_replay_merge_t *merge = nullptr;  // guarded by archive->mutex; null once closed
+    // aeron_archive_replay_merge_close; the caller holds archive->mutex. Never throws.
+    void close_locked() noexcept;
+};
+
+// What aeron_archive_replay_merge_init takes besides the archive and the subscription.
+struct ReplayMergeOptions {
+    std::string replay_channel, replay_destination, live_destination;
+    int64_t recording_id, start_position, progress_timeout_ms;
+};
+
+// A _aeron.archive.ReplayMerge over `archive` and the Subscription `subscription` (replay_merge.cpp).
+py::object make_replay_merge(const std::shared_ptr<ArchiveState> &archive, py::handle subscription,
+                             const ReplayMergeOptions &options);
+void init_replay_merge(py::module_ &m);
 
 // Called by the C client on the calling thread, inside a call (mutex held, GIL released).
 void on_recording_signal(aeron_archive_recording_signal_t *signal, void *clientd);
