@@ -101,11 +101,47 @@ class Archive:
     @property
     def is_closed(self) -> bool:
         ...
+class PersistentSubscription:
+    """
+    aeron_archive_persistent_subscription_t: replay, then live, then replay again when it falls behind.
+    """
+    def close(self) -> None:
+        """
+        Idempotent; from a handler, after the poll returns.
+        """
+    def failure(self) -> typing.Any:
+        """
+        (errcode, message) once failed, else None.
+        """
+    def poll(self, handler: typing.Any, fragment_limit: typing.SupportsInt | typing.SupportsIndex = 10) -> int:
+        """
+        aeron_archive_persistent_subscription_controlled_poll: handler(data, header) per message.
+        """
+    def take_events(self) -> list[typing.Any]:
+        ...
+    @property
+    def has_failed(self) -> bool:
+        ...
+    @property
+    def is_closed(self) -> bool:
+        ...
+    @property
+    def is_live(self) -> bool:
+        ...
+    @property
+    def is_replaying(self) -> bool:
+        ...
 def connect(client: typing.Any, control_request_channel: str, control_request_stream_id: typing.SupportsInt | typing.SupportsIndex, control_response_channel: str, control_response_stream_id: typing.SupportsInt | typing.SupportsIndex, recording_events_channel: str, recording_events_stream_id: typing.SupportsInt | typing.SupportsIndex, message_timeout_ns: typing.SupportsInt | typing.SupportsIndex, client_name: str) -> Archive:
     """
     aeron_archive_connect over the client's aeron_t; waits up to the message timeout (GIL released).
     """
+def persistent_subscription(client: typing.Any, control_request_channel: str, control_request_stream_id: typing.SupportsInt | typing.SupportsIndex, control_response_channel: str, control_response_stream_id: typing.SupportsInt | typing.SupportsIndex, message_timeout_ns: typing.SupportsInt | typing.SupportsIndex, client_name: str, recording_id: typing.SupportsInt | typing.SupportsIndex, live_channel: str, live_stream_id: typing.SupportsInt | typing.SupportsIndex, replay_channel: str, replay_stream_id: typing.SupportsInt | typing.SupportsIndex, start_position: typing.SupportsInt | typing.SupportsIndex) -> typing.Any:
+    """
+    aeron_archive_persistent_subscription_create over the client's aeron_t (its own archive connection).
+    """
 NULL_COUNTER_ID: int = -1
 NULL_LENGTH: int = -1
 NULL_POSITION: int = -1
+PERSISTENT_FROM_LIVE: int = -2
+PERSISTENT_FROM_START: int = -1
 REPLAY_ALL_AND_FOLLOW: int = 9223372036854775807

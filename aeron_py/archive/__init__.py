@@ -21,7 +21,8 @@ from .errors import *  # noqa: E402,F403
 from .errors import __all__ as _errors_all  # noqa: E402
 from .records import (RecordingDescriptor, RecordingSignal, RecordingSignalEvent,  # noqa: E402
                       RecordingSubscription, SourceLocation)
+from .persistent import FROM_LIVE, FROM_START, PersistentSubscription  # noqa: E402
 from .replay_merge import ReplayMerge  # noqa: E402
 
-__all__ = ["FOLLOW", "AeronArchive", "RecordingDescriptor", "RecordingSignal", "RecordingSignalEvent",
+__all__ = ["FOLLOW", "FROM_LIVE", "FROM_START", "AeronArchive", "PersistentSubscription", "RecordingDescriptor", "RecordingSignal", "RecordingSignalEvent",
            "RecordingSubscription", "ReplayMerge", "SourceLocation", *_errors_all]

@@ -12,18 +12,6 @@ namespace archive {
 
 namespace {
 
-// The archive context the Python layer describes, as C values.
-struct ConnectOptions {
-    std::string control_request_channel;
-    int32_t control_request_stream_id;
-    std::string control_response_channel;
-    int32_t control_response_stream_id;
-    std::string recording_events_channel;
-    int32_t recording_events_stream_id;
-    uint64_t message_timeout_ns;
-    std::string client_name;
-};
-
 py::tuple descriptor_tuple(const Descriptor &d) {
     return py::make_tuple(d.control_session_id, d.correlation_id, d.recording_id, d.start_timestamp,
                           d.stop_timestamp, d.start_position, d.stop_position, d.initial_term_id,
@@ -413,6 +401,31 @@ void init_archive(py::module_ &parent) {
         py::arg("recording_events_channel"), py::arg("recording_events_stream_id"), py::arg("message_timeout_ns"),
         py::arg("client_name"),
         "aeron_archive_connect over the client's aeron_t; waits up to the message timeout (GIL released).");
+    init_persistent_subscription(m);
+    m.def(
+        "persistent_subscription",
+        [](py::handle client, const std::string &control_request_channel, int32_t control_request_stream_id,
+           const std::string &control_response_channel, int32_t control_response_stream_id,
+           uint64_t message_timeout_ns, const std::string &client_name, int64_t recording_id,
+           const std::string &live_channel, int32_t live_stream_id, const std::string &replay_channel,
+           int32_t replay_stream_id, int64_t start_position) {
+            for (const auto *text : {&control_request_channel, &control_response_channel, &client_name,
+                                     &live_channel, &replay_channel})
+                check_stream_text(*text, "a channel or the client name");
+            return make_persistent_subscription(
+                client, PersistentOptions{ConnectOptions{control_request_channel, control_request_stream_id,
+                                                         control_response_channel, control_response_stream_id, "", 0,
+                                                         message_timeout_ns, client_name},
+                                          recording_id, live_channel, live_stream_id, replay_channel,
+                                          replay_stream_id, start_position});
+        },
+        py::arg("client"), py::arg("control_request_channel"), py::arg("control_request_stream_id"),
+        py::arg("control_response_channel"), py::arg("control_response_stream_id"), py::arg("message_timeout_ns"),
+        py::arg("client_name"), py::arg("recording_id"), py::arg("live_channel"), py::arg("live_stream_id"),
+        py::arg("replay_channel"), py::arg("replay_stream_id"), py::arg("start_position"),
+        "aeron_archive_persistent_subscription_create over the client's aeron_t (its own archive connection).");
+    m.attr("PERSISTENT_FROM_START") = py::int_(static_cast<int64_t>(AERON_ARCHIVE_PERSISTENT_SUBSCRIPTION_FROM_START));
+    m.attr("PERSISTENT_FROM_LIVE") = py::int_(static_cast<int64_t>(AERON_ARCHIVE_PERSISTENT_SUBSCRIPTION_FROM_LIVE));
     m.attr("NULL_POSITION") = py::int_(static_cast<int64_t>(-1));
     m.attr("NULL_LENGTH") = py::int_(static_cast<int64_t>(-1));
     m.attr("REPLAY_ALL_AND_FOLLOW") = py::int_(static_cast<int64_t>(INT64_MAX));

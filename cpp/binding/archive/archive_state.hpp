@@ -74,6 +74,33 @@ struct ReplayMergeState {
     void close_locked() noexcept;
 };
 
+// The archive context the Python layer describes, as C values.
+struct ConnectOptions {
+    std::string control_request_channel;
+    int32_t control_request_stream_id;
+    std::string control_response_channel;
+    int32_t control_response_stream_id;
+    std::string recording_events_channel;
+    int32_t recording_events_stream_id;
+    uint64_t message_timeout_ns;
+    std::string client_name;
+};
+
+// A persistent subscription's settings (aeron_archive_persistent_subscription_context_t).
+struct PersistentOptions {
+    ConnectOptions connect;  // its own archive connection (recording events unused)
+    int64_t recording_id;
+    std::string live_channel;
+    int32_t live_stream_id;
+    std::string replay_channel;
+    int32_t replay_stream_id;
+    int64_t start_position;
+};
+
+// A _aeron.archive.PersistentSubscription over the _aeron.Client `client` (persistent_subscription.cpp).
+py::object make_persistent_subscription(py::handle client, const PersistentOptions &options);
+void init_persistent_subscription(py::module_ &m);
+
 // What aeron_archive_replay_merge_init takes besides the archive and the subscription.
 struct ReplayMergeOptions {
     std::string replay_channel, replay_destination, live_destination;
