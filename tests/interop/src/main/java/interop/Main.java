@@ -2,7 +2,7 @@ package interop;
 
 import java.util.Arrays;
 
-/** Entry point: {@code client ...} or {@code server ...}. */
+/** Entry point: {@code client ...}, {@code server ...}, or {@code archive-record|archive-replay ...} (benchmarks). */
 public final class Main
 {
     private Main()
@@ -18,11 +18,13 @@ public final class Main
         {
             case "client" -> EchoClient.main(rest);
             case "server" -> EchoServer.main(rest);
+            case "archive-record", "archive-replay" -> ArchiveThroughput.main(mode, rest);
             default ->
             {
                 System.err.println("unknown mode '" + mode + "'");
                 System.err.println(EchoClient.USAGE);
                 System.err.println(EchoServer.USAGE);
+                System.err.println(ArchiveThroughput.USAGE);
                 yield EchoClient.EXIT_USAGE;
             }
         };
