@@ -1,0 +1,135 @@
+"""The Aeron Archive from asyncio: ``aeron_py.asyncio.archive.AeronArchive``.
+
+>>> async with aio.Aeron(driver=driver) as aeron:
+...     async with await AeronArchive.connect(aeron, control_channel=control) as archive:
+...         subscription_id = await archive.start_recording("aeron:ipc", 10)
+...         recordings = await archive.list_recordings()
+...         replay = await archive.replay(recordings[-1].recording_id, "aeron:ipc", 20)
+...         message = await replay.receive()      # an aio.Subscription
+
+Every request of :class:`aeron_py.archive.AeronArchive` waits for the Archive's answer with
+the GIL released; here it waits on a worker thread (``asyncio.to_thread``), so the loop keeps
+running. Requests take turns on the connection. A cancelled request still completes on its
+thread, bounded by the message timeout; the cancellation is what the awaiting task sees.
+Recording signals are handed to the loop (``on_recording_signal`` runs there).
+"""
+from __future__ import annotations
+
+import asyncio as _asyncio
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from ..archive import AeronArchive as SyncArchive
+from ..archive import RecordingDescriptor, RecordingSignalEvent, RecordingSubscription
+from ..errors import ClientClosedError
+from .client import Aeron
+from .subscription import ImageEvents, Subscription
+
+__all__ = ["AeronArchive"]
+T = TypeVar("T")
+
+
+class AeronArchive:
+    """An archive connection for asyncio code (make it with :meth:`connect`)."""
+
+    def __init__(self, sync: SyncArchive, aeron: Aeron, loop: _asyncio.AbstractEventLoop) -> None:
+        self.sync = sync
+        self._aeron = aeron
+        self._loop = loop
+
+    @classmethod
+    async def connect(cls, aeron: Aeron, *, on_recording_signal: Callable[[RecordingSignalEvent], Any] | None = None,
+                      **options: Any) -> "AeronArchive":
+        """:meth:`aeron_py.archive.AeronArchive.connect` on a worker thread; ``options`` as there."""
+        if aeron.is_closed:
+            raise ClientClosedError("the asyncio Aeron client is closed")
+        loop = _asyncio.get_running_loop()
+        on_signal = None
+        if on_recording_signal is not None:
+            def on_signal(event: RecordingSignalEvent) -> None:  # runs on the worker thread
+                loop.call_soon_threadsafe(on_recording_signal, event)
+        sync = await _asyncio.to_thread(SyncArchive.connect, aeron.sync, on_recording_signal=on_signal, **options)
+        return cls(sync, aeron, loop)
+
+    async def _run(self, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        return await _asyncio.to_thread(call, *args, **kwargs)
+
+    @property
+    def is_closed(self) -> bool:
+        return self.sync.is_closed
+
+    async def archive_id(self) -> int:
+        return await self._run(lambda: self.sync.archive_id)
+
+    async def start_recording(self, channel: object, stream_id: int, **options: Any) -> int:
+        return await self._run(self.sync.start_recording, channel, stream_id, **options)
+
+    async def stop_recording(self, subscription_id: int) -> None:
+        await self._run(self.sync.stop_recording, subscription_id)
+
+    async def stop_recording_channel(self, channel: object, stream_id: int) -> None:
+        await self._run(self.sync.stop_recording_channel, channel, stream_id)
+
+    async def list_recordings(self, from_recording_id: int = 0, count: int = 100,
+                              **options: Any) -> list[RecordingDescriptor]:
+        return await self._run(self.sync.list_recordings, from_recording_id, count, **options)
+
+    async def recording(self, recording_id: int) -> RecordingDescriptor | None:
+        return await self._run(self.sync.recording, recording_id)
+
+    async def find_last_matching_recording(self, channel_fragment: str, stream_id: int, session_id: int,
+                                           **options: Any) -> int | None:
+        return await self._run(self.sync.find_last_matching_recording, channel_fragment, stream_id, session_id,
+                               **options)
+
+    async def list_recording_subscriptions(self, *args: Any, **options: Any) -> list[RecordingSubscription]:
+        return await self._run(self.sync.list_recording_subscriptions, *args, **options)
+
+    async def recording_position(self, recording_id: int) -> int:
+        return await self._run(self.sync.recording_position, recording_id)
+
+    async def stop_position(self, recording_id: int) -> int:
+        return await self._run(self.sync.stop_position, recording_id)
+
+    async def max_recorded_position(self, recording_id: int) -> int:
+        return await self._run(self.sync.max_recorded_position, recording_id)
+
+    async def start_replay(self, recording_id: int, channel: object, stream_id: int, **options: Any) -> int:
+        return await self._run(self.sync.start_replay, recording_id, channel, stream_id, **options)
+
+    async def replay(self, recording_id: int, channel: object, stream_id: int, *, fragment_limit: int = 10,
+                     **options: Any) -> Subscription:
+        """:meth:`aeron_py.archive.AeronArchive.replay`, as an :class:`aeron_py.asyncio.Subscription`
+        (``receive()``, ``async for``). Its ``image_events`` stay empty: the Archive's C client
+        adds the subscription without image callbacks."""
+        loop, waker = self._aeron._bind()
+        raw = await self._run(self.sync.replay, recording_id, channel, stream_id, **options)
+        sub = Subscription(raw, loop, waker, ImageEvents(loop), with_header=True, fragment_limit=fragment_limit,
+                           backoff=self._aeron.backoff)
+        self._aeron._subscriptions[sub] = None  # ended with the client, as its own subscriptions are
+        return sub
+
+    async def stop_replay(self, replay_session_id: int) -> None:
+        await self._run(self.sync.stop_replay, replay_session_id)
+
+    async def truncate_recording(self, recording_id: int, position: int) -> int:
+        return await self._run(self.sync.truncate_recording, recording_id, position)
+
+    async def purge_recording(self, recording_id: int) -> int:
+        return await self._run(self.sync.purge_recording, recording_id)
+
+    async def poll_recording_signals(self) -> list[RecordingSignalEvent]:
+        return await self._run(self.sync.poll_recording_signals)
+
+    def close(self) -> None:
+        """Close the connection (waits for a request in progress, bounded by the message timeout)."""
+        self.sync.close()
+
+    async def aclose(self) -> None:
+        await self._run(self.sync.close)
+
+    async def __aenter__(self) -> "AeronArchive":
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
