@@ -5,21 +5,94 @@
 Checks that the package comes from the venv's site-packages (not a source tree), that a
 message round-trips over UDP on loopback through an embedded driver, that the linked-in
 libsodium gives a known answer (aeron_py.crypto), that the Archive client is linked in
-(aeron_py.archive: a connect with no Archive there times out, typed), and that the Echo 2.0 server's modules
+(aeron_py.archive: a connect with no Archive there times out, typed; and, where java and
+mvn are installed, a recording made and replayed against Aeron's Java Archive by a client
+process with no PATH, so no JDK on it), and that the Echo 2.0 server's modules
 and CLI need no optional dependency (the venv has none installed).
 """
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 OPTIONAL = ("pyspark", "matplotlib", "tqdm")
 
 
+def archive_client(driver_dir: str, control: str) -> int:
+    """The client side of the archive check, in a child with no PATH (so no JDK on it): record
+    ten messages through the installed aeron_py.archive, replay them, compare."""
+    from aeron_py import Aeron
+    from aeron_py.archive import AeronArchive, ArchiveTimeoutError
+
+    assert shutil.which("java") is None, "the archive client check must run with no java on PATH"
+    with Aeron(dir=driver_dir) as aeron:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                archive = AeronArchive.connect(aeron, control_channel=control, message_timeout=2.0,
+                                               response_channel="aeron:udp?endpoint=127.0.0.1:0")
+                break
+            except ArchiveTimeoutError:
+                assert time.monotonic() < deadline, "the Java Archive did not answer within 60 s"
+        with archive:
+            subscription_id = archive.start_recording("aeron:ipc", 77)
+            pub = aeron.add_exclusive_publication("aeron:ipc", 77)
+            last = [pub.offer_until(b"recorded %d" % i, timeout=10) for i in range(10)][-1]
+            recording_id = None
+            while recording_id is None or archive.recording_position(recording_id) < last:
+                assert time.monotonic() < deadline + 30, "the recording did not catch up"
+                recording_id = archive.find_last_matching_recording("aeron:ipc", 77, pub.session_id)
+                time.sleep(0.001)
+            archive.stop_recording(subscription_id)
+            replay = archive.replay(recording_id, "aeron:ipc", 78)
+            got: list[bytes] = []
+            while len(got) < 10 and time.monotonic() < deadline + 60:
+                if replay.poll(lambda data, header: got.append(bytes(data)), 10) == 0:
+                    time.sleep(0.001)
+            assert got == [b"recorded %d" % i for i in range(10)], got
+    return 0
+
+
+def archive_replay(label: str) -> str:
+    """Record and replay through the installed package against Aeron's Java Archive (started
+    here, from the repository's Java interop jar); the client runs with no JDK on PATH."""
+    if shutil.which("java") is None or shutil.which("mvn") is None:
+        return "archive replay skipped (no java/mvn here)"
+    interop = Path(__file__).resolve().parents[1] / "tests" / "interop"
+    sys.path.insert(0, str(interop))
+    from run_java import JVM_FLAGS, build_jar, java_env
+
+    import aeron_py
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        control = f"aeron:udp?endpoint=127.0.0.1:{probe.getsockname()[1]}"
+    with tempfile.TemporaryDirectory() as work, aeron_py.MediaDriver() as driver:
+        command = ["java", *JVM_FLAGS, f"-Daeron.dir={driver.dir}", f"-Daeron.archive.dir={work}/archive",
+                   f"-Daeron.archive.control.channel={control}", "-Daeron.archive.id=1",
+                   "-Daeron.archive.replication.channel=aeron:udp?endpoint=127.0.0.1:0",
+                   "-Daeron.archive.threading.mode=SHARED", "-cp", str(build_jar()), "io.aeron.archive.Archive"]
+        java = subprocess.Popen(command, env=java_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            child = subprocess.run([sys.executable, __file__, "--archive-client", driver.dir, control],
+                                   env={"PATH": "", "HOME": work}, cwd=work, capture_output=True, text=True,
+                                   timeout=180)
+        finally:
+            java.terminate()
+            java.wait(timeout=30)
+    assert child.returncode == 0, f"{label}: archive replay failed:\n{child.stdout}{child.stderr}"
+    return "archive record + replay ok (client with no JDK on PATH)"
+
+
 def main() -> int:
+    if len(sys.argv) == 4 and sys.argv[1] == "--archive-client":
+        return archive_client(sys.argv[2], sys.argv[3])
     label = sys.argv[1] if len(sys.argv) > 1 else "installed aeron_py"
     import aeron_py
     import aeron_py.echo.server  # noqa: F401  the server's modules: must not need an extra
@@ -66,7 +139,7 @@ def main() -> int:
     print(
         f"{label}: aeron_py {aeron_py.__version__} (Aeron {aeron_py.aeron_version()}) on Python "
         f"{sys.version.split()[0]} from {where}: UDP round trip ok, libsodium {crypto.libsodium_version()} ok, "
-        "archive client ok, "
+        f"archive client ok, {archive_replay(label)}, "
         "echo server needs no extras"
     )
     return 0
