@@ -38,6 +38,10 @@ class Archive:
     """
     aeron_archive_t: one client's connection to an Aeron Archive.
     """
+    def add_recorded_publication(self, channel: str, stream_id: typing.SupportsInt | typing.SupportsIndex, exclusive: bool) -> typing.Any:
+        """
+        aeron_archive_add_recorded_(exclusive_)publication
+        """
     def archive_id(self) -> int:
         """
         aeron_archive_get_archive_id
@@ -49,6 +53,10 @@ class Archive:
     def control_session_id(self) -> int:
         """
         aeron_archive_control_session_id
+        """
+    def extend_recording(self, recording_id: typing.SupportsInt | typing.SupportsIndex, channel: str, stream_id: typing.SupportsInt | typing.SupportsIndex, remote: bool, auto_stop: bool) -> int:
+        """
+        aeron_archive_extend_recording: the recording subscription id.
         """
     def find_last_matching_recording(self, min_recording_id: typing.SupportsInt | typing.SupportsIndex, channel_fragment: str, stream_id: typing.SupportsInt | typing.SupportsIndex, session_id: typing.SupportsInt | typing.SupportsIndex) -> int:
         ...
@@ -68,6 +76,10 @@ class Archive:
         """
     def purge_recording(self, recording_id: typing.SupportsInt | typing.SupportsIndex) -> int:
         ...
+    def recording_counter_id(self, recording_id: typing.SupportsInt | typing.SupportsIndex | None = None, session_id: typing.SupportsInt | typing.SupportsIndex | None = None) -> int:
+        """
+        aeron_archive_recording_pos_find_counter_id_by_{recording,session}_id in the client's counters; -1: none.
+        """
     def replay(self, recording_id: typing.SupportsInt | typing.SupportsIndex, channel: str, stream_id: typing.SupportsInt | typing.SupportsIndex, position: typing.SupportsInt | typing.SupportsIndex, length: typing.SupportsInt | typing.SupportsIndex, bounding_counter_id: typing.SupportsInt | typing.SupportsIndex, file_io_max_length: typing.SupportsInt | typing.SupportsIndex) -> typing.Any:
         ...
     def replay_merge(self, subscription: typing.Any, replay_channel: str, replay_destination: str, live_destination: str, recording_id: typing.SupportsInt | typing.SupportsIndex, start_position: typing.SupportsInt | typing.SupportsIndex, progress_timeout_ms: typing.SupportsInt | typing.SupportsIndex) -> typing.Any:

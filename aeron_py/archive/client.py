@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 from .._aeron import archive as _native
 from ..client import Aeron
 from ..errors import AeronError
+from ..publication import ExclusivePublication, Publication
 from ..subscription import Subscription
 from .errors import ArchiveClosedError, UnknownRecordingError, translate
 from .records import (RecordingDescriptor, RecordingSignalEvent, RecordingSubscription, SourceLocation)
@@ -173,6 +174,28 @@ class AeronArchive:
         recorded image goes. Each new image (publication) becomes its own recording."""
         return self._call(self._raw.start_recording, _channel(channel, "channel"), stream_id,
                           SourceLocation(source) == SourceLocation.REMOTE, bool(auto_stop))
+
+    def extend_recording(self, recording_id: int, channel: object, stream_id: int, *,
+                         source: SourceLocation = SourceLocation.LOCAL, auto_stop: bool = False) -> int:
+        """Append to the stopped recording ``recording_id`` what ``channel`` / ``stream_id`` carries:
+        a publication that continues it (same session id, and ``init-term-id``, ``term-id``
+        and ``term-offset`` at its stop position). Returns the recording subscription's id."""
+        return self._call(self._raw.extend_recording, recording_id, _channel(channel, "channel"), stream_id,
+                          SourceLocation(source) == SourceLocation.REMOTE, bool(auto_stop))
+
+    def add_recorded_publication(self, channel: object, stream_id: int, *,
+                                 exclusive: bool = False) -> Publication | ExclusivePublication:
+        """A publication of this connection's client whose stream the Archive records (its
+        session only): ``aeron_archive_add_recorded_(exclusive_)publication``."""
+        raw = self._call(self._raw.add_recorded_publication, _channel(channel, "channel"), stream_id, bool(exclusive))
+        return ExclusivePublication(raw) if exclusive else Publication(raw)
+
+    def recording_counter_id(self, *, recording_id: int | None = None, session_id: int | None = None) -> int | None:
+        """The id of the Archive's recording-position counter of an active recording (by
+        recording id, or by the recorded session id), read from this client's counters; None
+        when the recording is not active. Use it as ``bounding_counter_id`` of a replay."""
+        found = self._call(self._raw.recording_counter_id, recording_id, session_id)
+        return None if found < 0 else found
 
     def stop_recording(self, subscription_id: int) -> None:
         """Stop the recording subscription ``subscription_id`` (UnknownSubscriptionError if none)."""

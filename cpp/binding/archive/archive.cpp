@@ -100,6 +100,47 @@ public:
         return subscription_id;
     }
 
+    int64_t extend_recording(int64_t recording_id, const std::string &channel, int32_t stream_id, bool remote,
+                             bool auto_stop) {
+        check_stream_text(channel, "channel");
+        int64_t subscription_id = 0;
+        const auto location = remote ? AERON_ARCHIVE_SOURCE_LOCATION_REMOTE : AERON_ARCHIVE_SOURCE_LOCATION_LOCAL;
+        run("aeron_archive_extend_recording", [&](aeron_archive_t *a) {
+            return aeron_archive_extend_recording(&subscription_id, a, recording_id, channel.c_str(), stream_id,
+                                                  location, auto_stop);
+        });
+        return subscription_id;
+    }
+
+    // aeron_archive_add_recorded_(exclusive_)publication: a publication of this client, recorded.
+    py::object add_recorded_publication(const std::string &channel, int32_t stream_id, bool exclusive) {
+        check_stream_text(channel, "channel");
+        aeron_publication_t *publication = nullptr;
+        aeron_exclusive_publication_t *exclusive_publication = nullptr;
+        run(exclusive ? "aeron_archive_add_recorded_exclusive_publication" : "aeron_archive_add_recorded_publication",
+            [&](aeron_archive_t *a) {
+                return exclusive
+                    ? aeron_archive_add_recorded_exclusive_publication(&exclusive_publication, a, channel.c_str(),
+                                                                       stream_id)
+                    : aeron_archive_add_recorded_publication(&publication, a, channel.c_str(), stream_id);
+            });
+        return exclusive ? make_exclusive_publication(state_->client, exclusive_publication)
+                         : make_publication(state_->client, publication);
+    }
+
+    // The archive's recording position counter of a recording (or of a recorded session), found in
+    // the client's counters: its id, or -1 (AERON_NULL_COUNTER_ID) when there is none.
+    int32_t recording_counter_id(std::optional<int64_t> recording_id, std::optional<int32_t> session_id) {
+        if (recording_id.has_value() == session_id.has_value())
+            throw py::value_error("give recording_id or session_id");
+        state_->client->check_open();
+        int64_t archive = 0;
+        run("aeron_archive_get_archive_id", [&](aeron_archive_t *a) { archive = aeron_archive_get_archive_id(a); return 0; });
+        aeron_counters_reader_t *counters = aeron_counters_reader(state_->client->aeron);
+        return recording_id ? aeron_archive_recording_pos_find_counter_id_by_recording_id(counters, *recording_id, archive)
+                            : aeron_archive_recording_pos_find_counter_id_by_session_id(counters, *session_id, archive);
+    }
+
     void stop_recording_subscription(int64_t subscription_id) {
         run("aeron_archive_stop_recording_subscription",
             [&](aeron_archive_t *a) { return aeron_archive_stop_recording_subscription(a, subscription_id); });
@@ -355,6 +396,14 @@ void init_archive(py::module_ &parent) {
         .def("control_session_id", &Archive::control_session_id, "aeron_archive_control_session_id")
         .def("start_recording", &Archive::start_recording, py::arg("channel"), py::arg("stream_id"),
              py::arg("remote"), py::arg("auto_stop"), "aeron_archive_start_recording: the recording subscription id.")
+        .def("extend_recording", &Archive::extend_recording, py::arg("recording_id"), py::arg("channel"),
+             py::arg("stream_id"), py::arg("remote"), py::arg("auto_stop"),
+             "aeron_archive_extend_recording: the recording subscription id.")
+        .def("add_recorded_publication", &Archive::add_recorded_publication, py::arg("channel"), py::arg("stream_id"),
+             py::arg("exclusive"), "aeron_archive_add_recorded_(exclusive_)publication")
+        .def("recording_counter_id", &Archive::recording_counter_id, py::arg("recording_id") = py::none(),
+             py::arg("session_id") = py::none(),
+             "aeron_archive_recording_pos_find_counter_id_by_{recording,session}_id in the client's counters; -1: none.")
         .def("stop_recording_subscription", &Archive::stop_recording_subscription, py::arg("subscription_id"))
         .def("try_stop_recording_subscription", &Archive::try_stop_recording_subscription, py::arg("subscription_id"))
         .def("stop_recording_channel_and_stream", &Archive::stop_recording_channel_and_stream, py::arg("channel"),

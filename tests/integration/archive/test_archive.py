@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from aeron_py import Aeron, MediaDriver
+from aeron_py import Aeron, AeronError, MediaDriver
 from aeron_py.archive import (FOLLOW, AeronArchive, RecordingSignal, RecordingSignalEvent, SourceLocation,
                               UnknownRecordingError, UnknownSubscriptionError)
 
@@ -215,3 +215,55 @@ def test_recording_subscriptions_are_listed_while_active(archive: AeronArchive) 
     assert [s.subscription_id for s in listed] == [subscription_id]
     archive.stop_recording_channel(IPC, stream_id)
     assert archive.list_recording_subscriptions("ipc", stream_id) == []
+
+
+def test_a_recorded_publication_is_recorded_and_its_live_recording_has_a_position_counter(
+        archive: AeronArchive, aeron: Aeron) -> None:
+    stream_id = next(_streams)
+    pub = archive.add_recorded_publication(IPC, stream_id, exclusive=True)
+    positions = publish(pub, 25, b"rec")
+    recording_id = recording_of(archive, "ipc", stream_id, pub.session_id)
+    counter_id = wait_until(lambda: archive.recording_counter_id(recording_id=recording_id),
+                            what="the recording position counter")
+    assert archive.recording_counter_id(session_id=pub.session_id) == counter_id
+    wait_until(lambda: aeron.counters_reader().value(counter_id) == positions[-1],
+               what="the counter at the last position")
+    # a replay bounded by the live counter delivers what is recorded, and stays open for more
+    replay = archive.replay(recording_id, IPC, next(_streams), length=FOLLOW, bounding_counter_id=counter_id)
+    assert drain(replay, 25) == [b"rec-%d" % i for i in range(25)]
+    replay.close()
+    assert archive.try_stop_recording_by_identity(recording_id) is True  # its channel names its session
+    pub.close()
+    assert archive.recording_counter_id(recording_id=987_654) is None
+    with pytest.raises(ValueError, match="recording_id or session_id"):
+        archive.recording_counter_id()
+
+
+def test_a_stopped_recording_is_extended_by_a_publication_that_continues_it(archive: AeronArchive,
+                                                                            aeron: Aeron) -> None:
+    stream_id = next(_streams)
+    recording_id, positions = recorded(archive, aeron, stream_id, 5)
+    d = archive.recording(recording_id)
+    assert d is not None
+    term_id = d.initial_term_id + d.stop_position // d.term_buffer_length
+    continuing = (f"{IPC}|init-term-id={d.initial_term_id}|term-id={term_id}"
+                  f"|term-offset={d.stop_position % d.term_buffer_length}|session-id={d.session_id}")
+    subscription_id = archive.extend_recording(recording_id, continuing, stream_id)
+
+    def continuing_publication() -> Any:
+        try:  # the first publication of that session may still be closing in the driver
+            return aeron.add_exclusive_publication(continuing, stream_id)
+        except AeronError as exc:
+            if "clashing sessionId" not in str(exc):
+                raise
+            return None
+
+    pub = wait_until(continuing_publication, what="the continuing publication")
+    more = [pub.offer_until(b"more-%d" % i, timeout=10.0) for i in range(5)]
+    wait_until(lambda: archive.recording_position(recording_id) == more[-1], what="the extension")
+    archive.stop_recording(subscription_id)
+    pub.close()
+    assert archive.stop_position(recording_id) == more[-1] > positions[-1]
+    replay = archive.replay(recording_id, IPC, next(_streams))
+    assert drain(replay, 10) == [b"msg-%d" % i for i in range(5)] + [b"more-%d" % i for i in range(5)]
+    replay.close()
