@@ -1,5 +1,6 @@
 """How much of Aeron's C API the extension wraps: every public function of the pinned
-``aeronc.h`` (client) and ``aeronmd.h`` (driver), with where the bindings call it, or why not.
+``aeronc.h`` (client), ``aeronmd.h`` (driver) and ``aeron_archive.h`` (the archive client),
+with where the bindings call it, or why not.
 
     python .ci/api_coverage.py                 # the table, then the summary
     python .ci/api_coverage.py --check         # CI: fails if a function is in no class
@@ -25,7 +26,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RULES = ROOT / ".ci" / "api_coverage.toml"
-HEADERS = ("aeron-client/src/main/c/aeronc.h", "aeron-driver/src/main/c/aeronmd.h")
+HEADERS = ("aeron-client/src/main/c/aeronc.h", "aeron-driver/src/main/c/aeronmd.h",
+           "aeron-archive/src/main/c/client/aeron_archive.h")
 # a declaration's name, its return type before it on the line or on the line above
 _DECLARATION = re.compile(r"^[ \t]*(?:(?!typedef|return)[A-Za-z_][\w \t\*]*?[ \t\*])?(aeron_\w+)\s*\(", re.M)
 _USE = re.compile(r"\b(aeron_\w+)\b")  # a call, or a function pointer taken
