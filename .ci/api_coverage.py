@@ -21,6 +21,7 @@ import importlib.util
 import re
 import sys
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -115,7 +116,15 @@ def summary(entries: list[Entry]) -> str:
                                                                  "unclassified")}
     covered = counts["wrapped"] + counts["internal"] + counts["reasoned"]
     parts = ", ".join(f"{n} {s}" for s, n in counts.items())
-    return f"{total} public functions: {parts}; wrapped or reasoned {covered / total:.0%}"
+    by_header = "; ".join(f"{header} {covered_share(e for e in entries if e.header == header):.0%}"
+                          for header in dict.fromkeys(e.header for e in entries))
+    return f"{total} public functions: {parts}; wrapped or reasoned {covered / total:.0%} ({by_header})"
+
+
+def covered_share(entries: Iterable[Entry]) -> float:
+    """The share of ``entries`` wrapped, internal or reasoned."""
+    statuses = [e.status for e in entries]
+    return sum(s in ("wrapped", "internal", "reasoned") for s in statuses) / max(1, len(statuses))
 
 
 def markdown(entries: list[Entry]) -> str:
