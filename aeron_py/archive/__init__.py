@@ -17,12 +17,24 @@ if not hasattr(_aeron, "archive"):
     )
 
 from .client import FOLLOW, AeronArchive  # noqa: E402
+from . import errors as _errors  # noqa: E402
 from .errors import *  # noqa: E402,F403
-from .errors import __all__ as _errors_all  # noqa: E402
 from .records import (RecordingDescriptor, RecordingSignal, RecordingSignalEvent,  # noqa: E402
                       RecordingSubscription, SourceLocation)
 from .persistent import FROM_LIVE, FROM_START, PersistentSubscription  # noqa: E402
 from .replay_merge import ReplayMerge  # noqa: E402
 
-__all__ = ["FOLLOW", "FROM_LIVE", "FROM_START", "AeronArchive", "PersistentSubscription", "RecordingDescriptor", "RecordingSignal", "RecordingSignalEvent",
-           "RecordingSubscription", "ReplayMerge", "SourceLocation", *_errors_all]
+__all__ = [
+    "FOLLOW",
+    "FROM_LIVE",
+    "FROM_START",
+    "AeronArchive",
+    "PersistentSubscription",
+    "RecordingDescriptor",
+    "RecordingSignal",
+    "RecordingSignalEvent",
+    "RecordingSubscription",
+    "ReplayMerge",
+    "SourceLocation",
+]
+__all__ += _errors.__all__

@@ -19,6 +19,8 @@ from __future__ import annotations
 import collections
 import logging
 import os
+import re
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -27,7 +29,7 @@ from ..client import Aeron
 from ..errors import AeronError
 from ..publication import ExclusivePublication, Publication
 from ..subscription import Subscription
-from .errors import ArchiveClosedError, UnknownRecordingError, translate
+from .errors import ArchiveClosedError, ArchiveTimeoutError, UnknownRecordingError, translate
 from .records import (RecordingDescriptor, RecordingSignalEvent, RecordingSubscription, SourceLocation)
 from .replay_merge import DEFAULT_PROGRESS_TIMEOUT_S, ReplayMerge
 
@@ -44,6 +46,10 @@ DEFAULT_RECORDING_EVENTS_STREAM_ID = 30
 DEFAULT_MESSAGE_TIMEOUT_S = 10.0
 #: Signals kept for :meth:`AeronArchive.poll_recording_signals` when no callback takes them.
 MAX_KEPT_SIGNALS = 4096
+#: A UDP endpoint with port 0 in a channel (``endpoint=HOST:0``): bound before a replay is asked for.
+_ANY_PORT = re.compile(r"endpoint=[^|]*:0(?:\||$)")
+#: How long a replay channel's port 0 may take to be bound.
+RESOLVE_TIMEOUT_S = 5.0
 #: ``length=`` of a replay that follows a live recording (``INT64_MAX``).
 FOLLOW = (1 << 63) - 1
 
@@ -276,10 +282,24 @@ class AeronArchive:
                length: int | None = None, bounding_counter_id: int | None = None,
                file_io_max_length: int | None = None) -> Subscription:
         """Subscribe to ``channel`` / ``stream_id`` and replay the recording onto it (see
-        :meth:`start_replay`); returns the subscription, already connected to the replay."""
-        sub: Subscription = self._call(self._raw.replay, recording_id, _channel(channel, "channel"), stream_id,
-                                       *self._replay_args(position, length, bounding_counter_id,
-                                                          file_io_max_length))
+        :meth:`start_replay`); returns the subscription. A UDP ``endpoint`` with port 0 is
+        bound first, and the Archive replays to the port it got."""
+        uri = _channel(channel, "channel")
+        args = self._replay_args(position, length, bounding_counter_id, file_io_max_length)
+        if not _ANY_PORT.search(uri):
+            sub: Subscription = self._call(self._raw.replay, recording_id, uri, stream_id, *args)
+            return sub
+        sub = self._aeron.add_subscription(uri, stream_id)
+        try:
+            deadline = time.monotonic() + RESOLVE_TIMEOUT_S
+            while (resolved := sub.resolved_channel()) is None:
+                if time.monotonic() > deadline:
+                    raise ArchiveTimeoutError(f"replay: {uri} was not bound within {RESOLVE_TIMEOUT_S:g} s")
+                time.sleep(0.001)
+            self._call(self._raw.start_replay, recording_id, resolved, stream_id, *args)
+        except BaseException:
+            sub.close()
+            raise
         return sub
 
     def replay_merge(self, recording_id: int, *, live_destination: str,

@@ -162,6 +162,26 @@ def translate(exc: AeronError) -> AeronError:
     return typed
 
 
-__all__ = [name for name, value in list(globals().items())
-           if isinstance(value, type) and issubclass(value, AeronError) and value.__module__ == __name__]
-__all__ += ["ARCHIVE_CODE_OFFSET", "translate"]
+__all__ = [
+    "ARCHIVE_CODE_OFFSET",
+    "ActiveListingError",
+    "ActiveRecordingError",
+    "ActiveSubscriptionError",
+    "ArchiveClosedError",
+    "ArchiveError",
+    "ArchiveTimeoutError",
+    "AuthenticationRejectedError",
+    "EmptyRecordingError",
+    "GenericArchiveError",
+    "InvalidExtensionError",
+    "InvalidPositionError",
+    "MaxRecordingsError",
+    "MaxReplaysError",
+    "ReplicationConnectionFailureError",
+    "StorageSpaceError",
+    "UnauthorisedActionError",
+    "UnknownRecordingError",
+    "UnknownReplayError",
+    "UnknownReplicationError",
+    "UnknownSubscriptionError",
+]

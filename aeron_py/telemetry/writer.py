@@ -18,6 +18,10 @@ Crashes: the writer holds an exclusive ``flock`` on its temporary file. A new wr
 the same directory publishes *orphaned* temporary files (no lock held: their writer
 died) after cutting off a torn last line, so a crash loses at most that line.
 
+Mirror: ``mirror(line)`` is called with every line written (its UTF-8 bytes, newline
+included), after the file has it: e.g. to publish the events on an Aeron stream as well
+(:mod:`aeron_py.echo.server.telemetry_recording`). It must not block.
+
 Retention: with ``max_files`` and/or ``max_total_bytes`` the writer deletes its own
 oldest published files when it starts a new file. The byte cap is strict: one writer
 never holds (beyond the current file's last line) more than ``max_total_bytes`` bytes,
@@ -39,6 +43,7 @@ import threading
 import time
 from pathlib import Path
 from types import TracebackType
+from collections.abc import Callable
 from typing import IO, Any
 
 from aeron_py.telemetry.events import make_event
@@ -153,6 +158,7 @@ class EventWriter:
         max_total_bytes: int | None = None,
         rotate_seconds: float | None = DEFAULT_ROTATE_SECONDS,
         count_cap_min_age: float = DEFAULT_COUNT_CAP_MIN_AGE,
+        mirror: Callable[[bytes], object] | None = None,
     ) -> None:
         if max_bytes < 1:
             raise ValueError(f"max_bytes must be positive, got {max_bytes}")
@@ -173,6 +179,7 @@ class EventWriter:
         self._prefix = prefix
         self._flush = flush_each_event
         self._rotate_s = rotate_seconds
+        self._mirror = mirror
         self._start_ms = int(time.time() * 1000)
         self._lock = threading.Condition(threading.Lock())
         self._file: IO[bytes] | None = None
@@ -253,6 +260,8 @@ class EventWriter:
                     f"cannot write telemetry file {self._temp}: {exc.strerror or exc}"
                 ) from exc
             self._size += len(line)
+        if self._mirror is not None:
+            self._mirror(line)  # after the file has it; outside the lock
 
     def flush(self) -> None:
         """Flush buffered lines to the temporary file (only needed with ``flush_each_event=False``).

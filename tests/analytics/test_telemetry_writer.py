@@ -436,3 +436,14 @@ def test_reader_round_trips_the_writer(tmp_path: Path) -> None:
 def test_reader_missing_directory_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="telemetry directory not found"):
         list(read_events(tmp_path / "missing"))
+
+
+def test_a_mirror_gets_every_line_the_files_get(tmp_path: Path) -> None:
+    mirrored: list[bytes] = []
+    writer = EventWriter(tmp_path, source="server", server_id="s", rotate_seconds=None, mirror=mirrored.append)
+    for i in range(5):
+        writer.emit("blocklist_hit", ts=1000.0 + i, ip=f"10.0.0.{i}", rule="10.0.0.0/8")
+    writer.close()
+    on_disk = b"".join(path.read_bytes() for path in sorted(tmp_path.glob("*.jsonl")))
+    assert b"".join(mirrored) == on_disk and len(mirrored) == 5
+    assert all(line.endswith(b"\n") for line in mirrored)

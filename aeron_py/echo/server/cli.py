@@ -101,6 +101,19 @@ def parser() -> argparse.ArgumentParser:
     blocked.add_argument("--keep-blocked", dest="close_blocked", action="store_false",
                          help="a new blocklist version only refuses new HELLOs; existing duologues live on")
     p.add_argument("--events", help="write telemetry events (JSON Lines) into this directory")
+    p.add_argument("--record", metavar="CONTROL_CHANNEL",
+                   help="also send the telemetry to the Aeron Archive answering on this control channel, which "
+                   "records it (e.g. aeron:udp?endpoint=127.0.0.1:8010; needs --events; replay a window with "
+                   "python -m aeron_py.telemetry.replay)")
+    p.add_argument("--record-channel", default="aeron:udp?endpoint=127.0.0.1:9110|term-length=1m",
+                   help="the recorded stream's channel: where the Archive's media driver receives it "
+                   "(aeron:udp?endpoint=127.0.0.1:9110|term-length=1m; aeron:ipc?... when the Archive shares this "
+                   "server's driver directory)")
+    p.add_argument("--record-stream", type=int, default=9100, help="the recorded stream id (9100)")
+    p.add_argument("--record-max-bytes", type=int, default=64 * 1024 * 1024,
+                   help="bytes per recording before a new one starts (64 MiB)")
+    p.add_argument("--record-keep", type=int, default=8,
+                   help="recordings of the telemetry kept in the Archive; older ones are purged (8)")
     p.add_argument("--snapshot-interval", type=_positive_float, default=10.0,
                    help="seconds between driver_snapshot events (10)")
     p.add_argument("--image-liveness-timeout", type=_positive_float, default=5.0,
@@ -227,7 +240,8 @@ def settings(args: argparse.Namespace, p: argparse.ArgumentParser) -> tuple[Serv
             quiet_after=None if args.no_quiet else args.quiet_after, quiet_period=args.quiet_period,
             deep_quiet_after=None if args.no_deep_quiet else args.deep_quiet_after,
             deep_quiet_period=args.deep_quiet_period,
-            keepalive_interval=args.keepalive_interval or None)
+            keepalive_interval=args.keepalive_interval or None, record=args.record,
+            record_channel=args.record_channel, record_stream=args.record_stream, record_max_bytes=args.record_max_bytes, record_keep=args.record_keep)
         top = config.clients_base_port + 2 * config.max_clients - 1
         if not 1 <= config.clients_base_port <= top <= 65535:
             raise ValueError(f"duologue ports [{config.clients_base_port}, {top}] are outside [1, 65535]")

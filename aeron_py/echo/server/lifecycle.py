@@ -33,6 +33,7 @@ from .ephemeral_ports import warn_if_ephemeral
 from .file_limit import ensure_file_limit
 from ..core.protocol import STREAM_ID
 from .telemetry import ServerTelemetry
+from .telemetry_recording import TelemetryRecording
 
 if TYPE_CHECKING:
     from ..blocklist import Blocklist
@@ -73,6 +74,7 @@ class ServerLifecycle:
         self.hello_set: PollSet[None] | None = None  # the all-clients subscription
         self.poll_set: PollSet[int] | None = None  # every live duologue's subscription, keyed by session
         self.telemetry: ServerTelemetry | None = None
+        self.recording: TelemetryRecording | None = None  # --record
 
     def setup(self, blocklist: Blocklist | None, on_image: OnImage) -> None:
         """Driver, endpoint guard (with ``blocklist``), client, all-clients channels, poll sets."""
@@ -162,9 +164,14 @@ class ServerLifecycle:
         assert self.driver is not None
         if o.events is not None:
             server_id = o.server_id or f"{o.address}:{o.port}"
+            if o.record is not None:
+                self.recording = TelemetryRecording(self.driver, o.record, channel=o.record_channel,
+                                                    stream_id=o.record_stream,
+                                                    max_bytes=o.record_max_bytes, keep=o.record_keep)
             self.telemetry = ServerTelemetry(
                 o.events, server_id, self.driver.dir, o.snapshot_interval, event_rate=o.event_rate,
-                max_files=o.events_max_files, max_total_bytes=o.events_max_bytes, extra_counters=extra_counters)
+                max_files=o.events_max_files, max_total_bytes=o.events_max_bytes, extra_counters=extra_counters,
+                mirror=None if self.recording is None else self.recording.offer)
         logger.info("echo server on %s port %d control %d, duologue ports [%d, %d), driver %s",
                     o.address, o.port, o.control_port, c.clients_base_port,
                     c.clients_base_port + 2 * c.max_clients, self.driver.dir)
@@ -187,7 +194,9 @@ class ServerLifecycle:
         """Telemetry, poll sets, client, driver (and its directory); each even when one before fails."""
         try:
             if self.telemetry is not None:
-                self.telemetry.close()
+                self.telemetry.close()  # its writer thread has offered its last line when this returns
+            if self.recording is not None:
+                self.recording.close()
         finally:
             for poll_set in (self.hello_set, self.poll_set):
                 if poll_set is not None:

@@ -57,6 +57,9 @@ class ServerOptions:
     burst of handshakes was still being torn down (the clients' HELLO images, ~12 s after
     1,000 handshakes), 5 s after the last traffic, the driver stayed busy for ~30 s.
 
+    ``record``: the control channel of an Aeron Archive that records the telemetry
+    (``record_channel`` / ``record_stream``, at most ``record_max_bytes`` per recording and ``record_keep``
+    recordings; see :mod:`.telemetry_recording`); needs ``events``.
     ``keepalive_interval``: an idle duologue's heartbeats (Aeron: every 0.1 s) and
     unchanged status messages (every 0.2 s) reach the wire at most once per this many
     seconds; anything that says something new (a reply's position, a consumed message,
@@ -97,6 +100,11 @@ class ServerOptions:
     deep_quiet_after: float | None = 15.0
     deep_quiet_period: float = 0.2
     keepalive_interval: float | None = 1.0
+    record: str | None = None
+    record_channel: str = "aeron:udp?endpoint=127.0.0.1:9110|term-length=1m"
+    record_stream: int = 9100
+    record_max_bytes: int = 64 * 1024 * 1024
+    record_keep: int = 8
 
     def __post_init__(self) -> None:
         for name in ("port", "control_port"):
@@ -130,6 +138,11 @@ class ServerOptions:
         if self.keepalive_interval is not None and not 0.1 <= self.keepalive_interval <= 2:
             raise ValueError("ServerOptions.keepalive_interval must be None or in [0.1, 2] seconds, "
                              f"got {self.keepalive_interval!r}")
+        if self.record is not None and self.events is None:
+            raise ValueError("ServerOptions.record (--record) records the telemetry: it needs events (--events DIR)")
+        if self.record_max_bytes < 1 << 20 or self.record_keep < 1:
+            raise ValueError("ServerOptions.record_max_bytes must be >= 1 MiB and record_keep >= 1, got "
+                             f"{self.record_max_bytes!r} and {self.record_keep!r}")
         if not self.linger >= 0:
             raise ValueError(f"ServerOptions.linger must be >= 0 seconds, got {self.linger!r}")
         if self.image_liveness_timeout is not None and not self.image_liveness_timeout > 0:

@@ -79,9 +79,11 @@ class ServerTelemetry:
                  event_rate: float = DEFAULT_EVENT_RATE, max_files: int = DEFAULT_MAX_FILES,
                  max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
                  extra_counters: Callable[[], dict[str, int]] | None = None,
-                 queue_capacity: int = DEFAULT_QUEUE_CAPACITY) -> None:
+                 queue_capacity: int = DEFAULT_QUEUE_CAPACITY,
+                 mirror: Callable[[bytes], object] | None = None) -> None:
         self._writer = EventWriter(directory, source="server", server_id=server_id, max_files=max_files,
-                                   max_bytes=max(1, max_total_bytes // max_files), max_total_bytes=max_total_bytes)
+                                   max_bytes=max(1, max_total_bytes // max_files), max_total_bytes=max_total_bytes,
+                                   mirror=mirror)
         self._stat = DriverStat(driver_dir)  # read on the writer thread only (snapshot jobs)
         self._queue = EventQueue(self._writer, queue_capacity)
         self._interval = interval

@@ -139,6 +139,9 @@ def test_a_udp_stream_recorded_remotely_replays_over_udp(archive: AeronArchive, 
     replay = archive.replay(recording_id, replay_channel, next(_streams))
     assert drain(replay, 30) == [b"udp-%d" % i for i in range(30)]
     replay.close()
+    any_port = archive.replay(recording_id, "aeron:udp?endpoint=127.0.0.1:0", next(_streams))  # bound first
+    assert drain(any_port, 30) == [b"udp-%d" % i for i in range(30)]
+    any_port.close()
     pub.close()
 
 
