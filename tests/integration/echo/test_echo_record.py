@@ -70,3 +70,31 @@ def test_record_needs_events_and_an_archive_that_answers(tmp_path: Path) -> None
     with pytest.raises(ArchiveTimeoutError, match="cannot connect to the Archive"):
         server.start(timeout=30.0)
     assert time.monotonic() - started < 30.0
+
+
+def test_the_recorded_telemetry_is_bounded_on_the_archive(tmp_path: Path) -> None:
+    from aeron_py.echo.server.telemetry_recording import TelemetryRecording
+
+    record_port = free_udp_port()
+    with MediaDriver(publication_linger_timeout_ns=0) as archive_driver, \
+            running_archive(archive_driver.dir, tmp_path / "archive") as java, \
+            MediaDriver(publication_linger_timeout_ns=0) as server_driver:
+        with Aeron(driver=archive_driver) as aeron:
+            connect(aeron, java).close()  # the Archive answers
+        recording = TelemetryRecording(server_driver, java.control_channel, stream_id=9102, max_bytes=1 << 20, keep=2,
+                                       channel=f"aeron:udp?endpoint=127.0.0.1:{record_port}|term-length=1m")
+        line = b'{"ts":1.0,"kind":"hello","pad":"' + b"x" * 200 + b'"}\n'
+        deadline = time.monotonic() + 60.0
+        while recording.rotations < 4 and time.monotonic() < deadline:
+            recording.offer(line)
+            if recording.dropped:  # back pressure: let the Archive catch up (bounded by the deadline)
+                time.sleep(0.001)
+        recording.close()
+        assert recording.rotations >= 4
+        with Aeron(driver=archive_driver) as aeron:
+            archive = connect(aeron, java)
+            kept = archive.list_recordings(channel_fragment="aeron:", stream_id=9102)
+            archive.close()
+        # keep=2: at each rotation the stopped recordings beyond the newest one are purged
+        assert 2 <= len(kept) <= 3, [(d.recording_id, d.stop_position) for d in kept]
+        assert all(d.stop_position - d.start_position < (1 << 20) + 4096 for d in kept)
