@@ -184,8 +184,8 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="1 round, fewer messages (~30 s)")
     p.add_argument("--rounds", type=int, default=3, help="rounds, each side first in turn (3)")
-    p.add_argument("--messages-32", type=int, default=500_000, help="messages per run at 32 B (500000)")
-    p.add_argument("--messages-1k", type=int, default=100_000, help="messages per run at 1 KiB (100000)")
+    p.add_argument("--messages-32", type=int, default=2_000_000, help="messages per run at 32 B (2000000)")
+    p.add_argument("--messages-1k", type=int, default=500_000, help="messages per run at 1 KiB (500000)")
     p.add_argument("--out-dir", type=Path, default=harness.RESULTS_DIR)
     p.add_argument("--label", default="", help="label of the history row")
     return p
