@@ -29,7 +29,7 @@ from ..client import Aeron
 from ..errors import AeronError
 from ..publication import ExclusivePublication, Publication
 from ..subscription import Subscription
-from .errors import ArchiveClosedError, ArchiveTimeoutError, UnknownRecordingError, translate
+from .errors import ArchiveClosedError, ArchiveTimeoutError, UnknownRecordingError, translate, typed
 from .records import (RecordingDescriptor, RecordingSignalEvent, RecordingSubscription, SourceLocation)
 from .replay_merge import DEFAULT_PROGRESS_TIMEOUT_S, ReplayMerge
 
@@ -63,6 +63,25 @@ def _log_error(errcode: int, message: str) -> None:
 
 def _env(name: str, default: str) -> str:
     return os.environ.get(name) or default
+
+
+def _or_env(value: object | None, env: str, default: object) -> str:
+    """``value``, else the environment variable ``env`` (Aeron's C client's name), else ``default``."""
+    return str(value) if value is not None else _env(env, str(default))
+
+
+def control_options(control_channel: object | None, control_stream_id: int | None, response_channel: object | None,
+                    response_stream_id: int | None) -> dict[str, Any]:
+    """The control request / response channels and stream ids of an archive connection."""
+    return dict(
+        control_request_channel=_channel(_or_env(control_channel, "AERON_ARCHIVE_CONTROL_CHANNEL",
+                                                 DEFAULT_CONTROL_CHANNEL), "control_channel"),
+        control_request_stream_id=int(_or_env(control_stream_id, "AERON_ARCHIVE_CONTROL_STREAM_ID",
+                                               DEFAULT_CONTROL_STREAM_ID)),
+        control_response_channel=_channel(_or_env(response_channel, "AERON_ARCHIVE_CONTROL_RESPONSE_CHANNEL",
+                                                  DEFAULT_RESPONSE_CHANNEL), "response_channel"),
+        control_response_stream_id=int(_or_env(response_stream_id, "AERON_ARCHIVE_CONTROL_RESPONSE_STREAM_ID",
+                                               DEFAULT_RESPONSE_STREAM_ID)))
 
 
 def _channel(value: object, what: str) -> str:
@@ -113,27 +132,19 @@ class AeronArchive:
         if not 0 < timeout <= 3600:
             raise ValueError(f"message_timeout must be in (0, 3600] seconds, got {timeout!r}")
         options = dict(
-            control_request_channel=_channel(control_channel if control_channel is not None else _env(
-                "AERON_ARCHIVE_CONTROL_CHANNEL", DEFAULT_CONTROL_CHANNEL), "control_channel"),
-            control_request_stream_id=control_stream_id if control_stream_id is not None else int(_env(
-                "AERON_ARCHIVE_CONTROL_STREAM_ID", str(DEFAULT_CONTROL_STREAM_ID))),
-            control_response_channel=_channel(response_channel if response_channel is not None else _env(
-                "AERON_ARCHIVE_CONTROL_RESPONSE_CHANNEL", DEFAULT_RESPONSE_CHANNEL), "response_channel"),
-            control_response_stream_id=response_stream_id if response_stream_id is not None else int(_env(
-                "AERON_ARCHIVE_CONTROL_RESPONSE_STREAM_ID", str(DEFAULT_RESPONSE_STREAM_ID))),
-            recording_events_channel=_channel(
-                recording_events_channel if recording_events_channel is not None else _env(
-                    "AERON_ARCHIVE_RECORDING_EVENTS_CHANNEL", DEFAULT_RECORDING_EVENTS_CHANNEL),
-                "recording_events_channel"),
-            recording_events_stream_id=recording_events_stream_id if recording_events_stream_id is not None
-            else int(_env("AERON_ARCHIVE_RECORDING_EVENTS_STREAM_ID", str(DEFAULT_RECORDING_EVENTS_STREAM_ID))),
+            **control_options(control_channel, control_stream_id, response_channel, response_stream_id),
+            recording_events_channel=_channel(_or_env(recording_events_channel, "AERON_ARCHIVE_RECORDING_EVENTS_CHANNEL",
+                                                      DEFAULT_RECORDING_EVENTS_CHANNEL), "recording_events_channel"),
+            recording_events_stream_id=int(_or_env(recording_events_stream_id,
+                                                   "AERON_ARCHIVE_RECORDING_EVENTS_STREAM_ID",
+                                                   DEFAULT_RECORDING_EVENTS_STREAM_ID)),
             message_timeout_ns=int(timeout * 1e9),
             client_name=str(client_name),
         )
         if aeron.is_closed:
             raise ArchiveClosedError(f"the Aeron client for {aeron.dir!r} is closed")
         try:
-            raw = _native.connect(aeron._client, **options)  # type: ignore[arg-type]
+            raw = _native.connect(aeron._client, **options)
         except AeronError as exc:
             typed = translate(exc)
             raised = type(typed)(f"cannot connect to the Archive at {options['control_request_channel']!r} "
@@ -369,9 +380,7 @@ class AeronArchive:
     def _call(self, method: Callable[..., T], *args: Any) -> T:
         """One binding call: typed errors, then the signals and errors it brought delivered."""
         try:
-            return method(*args)
-        except AeronError as exc:
-            raise translate(exc) from None
+            return typed(lambda: method(*args))
         finally:
             self._deliver()
 

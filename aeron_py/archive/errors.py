@@ -10,8 +10,12 @@ the message timeout raises :class:`ArchiveTimeoutError`.
 from __future__ import annotations
 
 import errno
+from collections.abc import Callable
+from typing import TypeVar
 
 from ..errors import AeronError, AeronTimeoutError, ClientClosedError
+
+T = TypeVar("T")
 
 #: aeron_errcode() of an Archive error is -(ARCHIVE_CODE_OFFSET + code) (C client's mapping).
 ARCHIVE_CODE_OFFSET = 200
@@ -142,6 +146,14 @@ _BY_CODE: dict[int, type[ArchiveError]] = {
                 EmptyRecordingError, InvalidPositionError)
     if cls.archive_code is not None
 }
+
+
+def typed(call: Callable[[], T]) -> T:
+    """``call()``, an AeronError it raises replaced by its typed exception (:func:`translate`)."""
+    try:
+        return call()
+    except AeronError as exc:
+        raise translate(exc) from None
 
 
 def translate(exc: AeronError) -> AeronError:

@@ -17,17 +17,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from .._aeron import archive as _native
 from ..client import Aeron
 from ..errors import AeronError
-from .client import (DEFAULT_CONTROL_CHANNEL, DEFAULT_CONTROL_STREAM_ID, DEFAULT_MESSAGE_TIMEOUT_S,
-                     DEFAULT_RESPONSE_CHANNEL, DEFAULT_RESPONSE_STREAM_ID, _channel, _env)
-from .errors import translate
+from .client import DEFAULT_MESSAGE_TIMEOUT_S, _channel, control_options
+from .errors import translate, typed
 
 logger = logging.getLogger(__name__)
-T = TypeVar("T")
 
 #: ``start_position=`` values besides a position of the recording.
 FROM_START: int = _native.PERSISTENT_FROM_START
@@ -75,14 +73,10 @@ class PersistentSubscription:
         if start_position < 0 and start_position not in (FROM_START, FROM_LIVE):
             raise ValueError(f"start_position must be >= 0, FROM_START or FROM_LIVE, got {start_position!r}")
         try:
+            control = control_options(control_channel, control_stream_id, response_channel, response_stream_id)
             raw = _native.persistent_subscription(
-                aeron._client,
-                _channel(control_channel if control_channel is not None else _env(
-                    "AERON_ARCHIVE_CONTROL_CHANNEL", DEFAULT_CONTROL_CHANNEL), "control_channel"),
-                DEFAULT_CONTROL_STREAM_ID if control_stream_id is None else control_stream_id,
-                _channel(response_channel if response_channel is not None else _env(
-                    "AERON_ARCHIVE_CONTROL_RESPONSE_CHANNEL", DEFAULT_RESPONSE_CHANNEL), "response_channel"),
-                DEFAULT_RESPONSE_STREAM_ID if response_stream_id is None else response_stream_id,
+                aeron._client, control["control_request_channel"], control["control_request_stream_id"],
+                control["control_response_channel"], control["control_response_stream_id"],
                 int(message_timeout * 1e9), str(client_name), recording_id,
                 _channel(live_channel, "live_channel"), live_stream_id,
                 _channel(replay_channel, "replay_channel"), replay_stream_id, start_position)
@@ -94,29 +88,27 @@ class PersistentSubscription:
         """``handler(data, header)`` per message (``data``: bytes; ``header``: valid during the
         call), from the replay or the live stream; returns the work done (0: nothing)."""
         try:
-            return self._raw.poll(handler, fragment_limit)
-        except AeronError as exc:
-            raise translate(exc) from None
+            return typed(lambda: self._raw.poll(handler, fragment_limit))
         finally:
             self._deliver()
 
     @property
     def is_live(self) -> bool:
         """Reading the live stream (no replay in progress)."""
-        return self._query(lambda: self._raw.is_live)
+        return typed(lambda: self._raw.is_live)
 
     @property
     def is_replaying(self) -> bool:
-        return self._query(lambda: self._raw.is_replaying)
+        return typed(lambda: self._raw.is_replaying)
 
     @property
     def has_failed(self) -> bool:
         """Stopped for good; :meth:`failure` says why."""
-        return self._query(lambda: self._raw.has_failed)
+        return typed(lambda: self._raw.has_failed)
 
     def failure(self) -> tuple[int, str] | None:
         """``(errcode, message)`` of the error that made it fail, None while it has not."""
-        reason: tuple[int, str] | None = self._query(self._raw.failure)
+        reason: tuple[int, str] | None = typed(self._raw.failure)
         return reason
 
     @property
@@ -133,12 +125,6 @@ class PersistentSubscription:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-    def _query(self, read: Callable[[], T]) -> T:
-        try:
-            return read()
-        except AeronError as exc:
-            raise translate(exc) from None
 
     def _deliver(self) -> None:
         for kind, errcode, message in self._raw.take_events():

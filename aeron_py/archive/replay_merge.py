@@ -18,9 +18,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .._aeron import archive as _native
-from ..errors import AeronError
 from ..subscription import Subscription
-from .errors import translate
+from .errors import typed
 
 #: How long the merge may make no progress before it fails (Aeron's default).
 DEFAULT_PROGRESS_TIMEOUT_S = 5.0
@@ -39,26 +38,23 @@ class ReplayMerge:
         """Advance the merge (``aeron_archive_replay_merge_do_work``), then poll the
         subscription: ``handler(data, header)`` per message, as :meth:`Subscription.poll`.
         Returns the number of fragments. Raises ArchiveError when the merge failed."""
-        try:
-            self._raw.do_work()
-        except AeronError as exc:
-            raise translate(exc) from None
+        typed(self._raw.do_work)
         count: int = self._subscription.poll(handler, fragment_limit)
         return count
 
     @property
     def is_merged(self) -> bool:
         """True once the replay has stopped and the image is the live stream."""
-        return self._query(lambda: self._raw.is_merged)
+        return typed(lambda: self._raw.is_merged)
 
     @property
     def has_failed(self) -> bool:
-        return self._query(lambda: self._raw.has_failed)
+        return typed(lambda: self._raw.has_failed)
 
     @property
     def is_live_added(self) -> bool:
         """True once the live destination is added to the subscription."""
-        return self._query(lambda: self._raw.is_live_added)
+        return typed(lambda: self._raw.is_live_added)
 
     @property
     def is_closed(self) -> bool:
@@ -80,12 +76,6 @@ class ReplayMerge:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-    def _query(self, read: Callable[[], bool]) -> bool:
-        try:
-            return read()
-        except AeronError as exc:
-            raise translate(exc) from None
 
 
 __all__ = ["DEFAULT_PROGRESS_TIMEOUT_S", "ReplayMerge"]

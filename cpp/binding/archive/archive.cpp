@@ -42,10 +42,6 @@ void collect_subscription(aeron_archive_recording_subscription_descriptor_t *d, 
     }
 }
 
-void check_stream_text(const std::string &value, const char *what) {
-    if (value.find('\0') != std::string::npos) throw py::value_error(std::string(what) + " contains a NUL character");
-}
-
 class Archive {
 public:
     explicit Archive(std::shared_ptr<ArchiveState> state) : state_(std::move(state)) {}
@@ -343,30 +339,11 @@ private:
 };
 
 Archive connect(py::handle client, const ConnectOptions &options) {
-    auto client_state = client_state_of(client);
-    client_state->check_open();
-    if (aeron_context_get_use_conductor_agent_invoker(client_state->context))
-        throw py::value_error(
-            "the archive client needs an Aeron client with its own conductor thread "
-            "(use_conductor_agent_invoker=False)");
-    for (const auto *text : {&options.control_request_channel, &options.control_response_channel,
-                             &options.recording_events_channel, &options.client_name})
-        check_stream_text(*text, "a channel or the client name");
     auto state = std::make_shared<ArchiveState>();
-    state->client = client_state;
-    aeron_archive_context_t *ctx = nullptr;
-    if (aeron_archive_context_init(&ctx) < 0) throw_aeron_error("aeron_archive_context_init");
-    state->context = ctx;  // closed with the state (after the archive, which borrows from it)
-    if (aeron_archive_context_set_aeron(ctx, client_state->aeron) < 0 ||
-        aeron_archive_context_set_control_request_channel(ctx, options.control_request_channel.c_str()) < 0 ||
-        aeron_archive_context_set_control_request_stream_id(ctx, options.control_request_stream_id) < 0 ||
-        aeron_archive_context_set_control_response_channel(ctx, options.control_response_channel.c_str()) < 0 ||
-        aeron_archive_context_set_control_response_stream_id(ctx, options.control_response_stream_id) < 0 ||
-        aeron_archive_context_set_recording_events_channel(ctx, options.recording_events_channel.c_str()) < 0 ||
-        aeron_archive_context_set_recording_events_stream_id(ctx, options.recording_events_stream_id) < 0 ||
-        aeron_archive_context_set_message_timeout_ns(ctx, options.message_timeout_ns) < 0 ||
-        aeron_archive_context_set_client_name(ctx, options.client_name.c_str()) < 0 ||
-        aeron_archive_context_set_recording_signal_consumer(ctx, on_recording_signal, state.get()) < 0 ||
+    state->client = client_state_of(client);
+    // closed with the state (after the archive, which borrows from it)
+    aeron_archive_context_t *ctx = state->context = new_archive_context(*state->client, options);
+    if (aeron_archive_context_set_recording_signal_consumer(ctx, on_recording_signal, state.get()) < 0 ||
         aeron_archive_context_set_error_handler(ctx, on_archive_error, state.get()) < 0)
         throw_aeron_error("aeron_archive_context_set");
     aeron_archive_t *archive = nullptr;
@@ -379,7 +356,7 @@ Archive connect(py::handle client, const ConnectOptions &options) {
         state->open.store(archive != nullptr, std::memory_order_release);
     }
     if (rc < 0 || archive == nullptr) throw_aeron_error("aeron_archive_connect");
-    client_state->add_dependent(state);
+    state->client->add_dependent(state);
     return Archive(state);
 }
 
@@ -458,9 +435,6 @@ void init_archive(py::module_ &parent) {
            uint64_t message_timeout_ns, const std::string &client_name, int64_t recording_id,
            const std::string &live_channel, int32_t live_stream_id, const std::string &replay_channel,
            int32_t replay_stream_id, int64_t start_position) {
-            for (const auto *text : {&control_request_channel, &control_response_channel, &client_name,
-                                     &live_channel, &replay_channel})
-                check_stream_text(*text, "a channel or the client name");
             return make_persistent_subscription(
                 client, PersistentOptions{ConnectOptions{control_request_channel, control_request_stream_id,
                                                          control_response_channel, control_response_stream_id, "", 0,

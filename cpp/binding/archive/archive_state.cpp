@@ -8,6 +8,38 @@ namespace {
 constexpr size_t MAX_QUEUED = 65536;
 }  // namespace
 
+void check_stream_text(const std::string &value, const char *what) {
+    if (value.find('\0') != std::string::npos) throw py::value_error(std::string(what) + " contains a NUL character");
+}
+
+aeron_archive_context_t *new_archive_context(const ClientState &client, const ConnectOptions &options) {
+    client.check_open();
+    if (aeron_context_get_use_conductor_agent_invoker(client.context))
+        throw py::value_error("the archive client needs an Aeron client with its own conductor thread "
+                              "(use_conductor_agent_invoker=False)");
+    for (const auto *text : {&options.control_request_channel, &options.control_response_channel,
+                             &options.recording_events_channel, &options.client_name})
+        check_stream_text(*text, "a channel or the client name");
+    aeron_archive_context_t *ctx = nullptr;
+    if (aeron_archive_context_init(&ctx) < 0) throw_aeron_error("aeron_archive_context_init");
+    const bool events = !options.recording_events_channel.empty();
+    if (aeron_archive_context_set_aeron(ctx, client.aeron) < 0 ||
+        aeron_archive_context_set_control_request_channel(ctx, options.control_request_channel.c_str()) < 0 ||
+        aeron_archive_context_set_control_request_stream_id(ctx, options.control_request_stream_id) < 0 ||
+        aeron_archive_context_set_control_response_channel(ctx, options.control_response_channel.c_str()) < 0 ||
+        aeron_archive_context_set_control_response_stream_id(ctx, options.control_response_stream_id) < 0 ||
+        (events && aeron_archive_context_set_recording_events_channel(
+                       ctx, options.recording_events_channel.c_str()) < 0) ||
+        (events && aeron_archive_context_set_recording_events_stream_id(ctx, options.recording_events_stream_id) < 0) ||
+        aeron_archive_context_set_message_timeout_ns(ctx, options.message_timeout_ns) < 0 ||
+        aeron_archive_context_set_client_name(ctx, options.client_name.c_str()) < 0) {
+        AeronCallError error(std::string("aeron_archive_context_set: ") + aeron_errmsg(), aeron_errcode());
+        aeron_archive_context_close(ctx);
+        throw error;
+    }
+    return ctx;
+}
+
 ArchiveState::~ArchiveState() { close(); }
 
 void ArchiveState::close() noexcept {

@@ -86,6 +86,14 @@ struct ConnectOptions {
     std::string client_name;
 };
 
+// ValueError when `value` holds a NUL (C would cut the string there).
+void check_stream_text(const std::string &value, const char *what);
+
+// A new aeron_archive_context_t over `client` (open, with its own conductor thread: else
+// ValueError) set from `options` (recording events only when its channel is given); the
+// caller closes it. Throws AeronError, with nothing left allocated, when a setting is refused.
+aeron_archive_context_t *new_archive_context(const ClientState &client, const ConnectOptions &options);
+
 // A persistent subscription's settings (aeron_archive_persistent_subscription_context_t).
 struct PersistentOptions {
     ConnectOptions connect;  // its own archive connection (recording events unused)

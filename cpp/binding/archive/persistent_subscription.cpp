@@ -169,26 +169,15 @@ private:
 py::object make_persistent_subscription(py::handle client, const PersistentOptions &options) {
     auto state = std::make_shared<PersistentState>();
     state->client = client_state_of(client);
-    state->client->check_open();
-    if (aeron_context_get_use_conductor_agent_invoker(state->client->context))
-        throw py::value_error("the archive client needs an Aeron client with its own conductor thread "
-                              "(use_conductor_agent_invoker=False)");
-    if (aeron_archive_context_init(&state->archive_context) < 0) throw_aeron_error("aeron_archive_context_init");
-    aeron_archive_context_t *actx = state->archive_context;
+    check_stream_text(options.live_channel, "live_channel");
+    check_stream_text(options.replay_channel, "replay_channel");
+    state->archive_context = new_archive_context(*state->client, options.connect);
     aeron_archive_persistent_subscription_context_t *ctx = nullptr;
     if (aeron_archive_persistent_subscription_context_init(&ctx) < 0)
         throw_aeron_error("aeron_archive_persistent_subscription_context_init");
     aeron_archive_persistent_subscription_listener_t listener{on_live_joined, on_live_left, on_error, state.get()};
-    const ConnectOptions &c = options.connect;
-    if (aeron_archive_context_set_aeron(actx, state->client->aeron) < 0 ||
-        aeron_archive_context_set_control_request_channel(actx, c.control_request_channel.c_str()) < 0 ||
-        aeron_archive_context_set_control_request_stream_id(actx, c.control_request_stream_id) < 0 ||
-        aeron_archive_context_set_control_response_channel(actx, c.control_response_channel.c_str()) < 0 ||
-        aeron_archive_context_set_control_response_stream_id(actx, c.control_response_stream_id) < 0 ||
-        aeron_archive_context_set_message_timeout_ns(actx, c.message_timeout_ns) < 0 ||
-        aeron_archive_context_set_client_name(actx, c.client_name.c_str()) < 0 ||
-        aeron_archive_persistent_subscription_context_set_aeron(ctx, state->client->aeron) < 0 ||
-        aeron_archive_persistent_subscription_context_set_archive_context(ctx, actx) < 0 ||
+    if (aeron_archive_persistent_subscription_context_set_aeron(ctx, state->client->aeron) < 0 ||
+        aeron_archive_persistent_subscription_context_set_archive_context(ctx, state->archive_context) < 0 ||
         aeron_archive_persistent_subscription_context_set_recording_id(ctx, options.recording_id) < 0 ||
         aeron_archive_persistent_subscription_context_set_live_channel(ctx, options.live_channel.c_str()) < 0 ||
         aeron_archive_persistent_subscription_context_set_live_stream_id(ctx, options.live_stream_id) < 0 ||
