@@ -11,7 +11,9 @@ the analytics' batch mode (:mod:`aeron_py.telemetry.replay`).
 Runs on the telemetry writer thread (the writer's ``mirror``), never on the server's loop,
 through an Aeron client of its own (the server's runs in invoker mode, which the archive
 client cannot use). An offer never waits: a line the stream does not take (not connected,
-back pressure, too long) is counted in ``dropped`` and left out.
+back pressure, too long) is counted in ``dropped`` and left out. Only a rotation (once per
+``max_bytes``) waits, for the Archive to join the new session (at most 10 s, on the writer
+thread: the server's loop never waits; a full telemetry queue meanwhile drops and counts).
 
 Bounded on the Archive's disk: a recording holds at most ``max_bytes``; then the
 publication is replaced (a new session, so the Archive starts a new recording) and the
