@@ -202,3 +202,18 @@ def test_a_header_kept_past_its_handler_call_is_dead(setup: tuple[Aeron, AeronAr
         with pytest.raises(ValueError):
             kept[0].position
     assert FROM_START == -1
+
+
+def test_an_unknown_recording_makes_it_fail_with_the_reason(setup: tuple[Aeron, AeronArchive, JavaArchive]) -> None:
+    aeron, _, java = setup
+    errors: list[tuple[int, str]] = []
+    with persistent(aeron, java, 987_654, f"aeron:udp?endpoint=127.0.0.1:{free_udp_port()}",
+                    on_error=lambda code, message: errors.append((code, message))) as sub:
+        deadline = time.monotonic() + 30.0
+        while not sub.has_failed and time.monotonic() < deadline:
+            if sub.poll(lambda data, header: None, 10) == 0:
+                time.sleep(0.001)
+        assert sub.has_failed and not sub.is_live
+        reason = sub.failure()
+        assert reason is not None and "987654" in reason[1], reason
+        assert errors and errors[-1][1] == reason[1]
