@@ -1683,6 +1683,10 @@ class IdleStrategy:
     @property
     def name(self) -> str:
         ...
+def _adopt_fast_methods(cls: typing.Any) -> None:
+    """
+    Gives a Python subclass its own descriptor of each fast method it inherits, so CPython specialises the calls (aeron_py calls it for its public classes at import).
+    """
 def _register_publication(offer_error: typing.Any, client_closed: typing.Any, publication: type, exclusive: type, claim: type) -> None:
     """
     Private: aeron_py registers its public publication/claim classes and typed offer errors.

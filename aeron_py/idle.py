@@ -13,7 +13,7 @@ Usage::
 """
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from . import _aeron
 
@@ -29,6 +29,10 @@ class _CIdleStrategy(_aeron.IdleStrategy):
     fast call: no Python frame in the loop); the GIL is released while it may wait."""
 
     __slots__ = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _aeron._adopt_fast_methods(cls)  # each strategy class its own idle(): specialised calls
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"

@@ -77,3 +77,6 @@ class PollSet(_aeron.PollSet, Generic[K]):
 
     def __repr__(self) -> str:
         return f"<PollSet entries={len(self)}>"
+
+
+_aeron._adopt_fast_methods(PollSet)

@@ -150,5 +150,7 @@ class ExclusivePublication(Publication):
                   self._work)
 
 
+for _cls in (Claim, Publication, ExclusivePublication):
+    _aeron._adopt_fast_methods(_cls)
 _aeron._register_publication(offer_error=offer_error, client_closed=ClientClosedError,
                              publication=Publication, exclusive=ExclusivePublication, claim=Claim)

@@ -150,4 +150,6 @@ class Subscription(_aeron.Subscription):
         return f"<Subscription {self.channel} stream={self.stream_id}>"
 
 
+_aeron._adopt_fast_methods(Image)
+_aeron._adopt_fast_methods(Subscription)
 _aeron._register_subscription_side(subscription=Subscription, image=Image, snapshot_error=ImageSnapshotError)

@@ -10,6 +10,8 @@ no such call; the JSON says which):
 path                aeron_py                                     pyaeron 0.1.0
 ==================  ===========================================  ===========================================
 empty_poll          ``sub.poll(handler, 10)``, nothing to read   the same call
+empty_poll_bound    ``poll(handler, 10)`` with ``poll = sub.poll``  the same call
+                    bound once before the loop
 poll                ``sub.poll(handler, 256)``, handler gets     the same call, handler gets a
                     ``bytes``                                    ``BufferView`` (its only form)
 poll_zero_copy      ``sub.poll(handler, 256, zero_copy=True)``   the same as ``poll`` (its views are
@@ -27,7 +29,9 @@ Receive paths drain ``BATCH`` pre-filled 32 B messages (filled untimed, no publi
 running while timed); send paths time ``BATCH`` sends into an empty log and drain it
 untimed afterwards (a send refused at a term boundary or by a publication limit the
 driver has not moved yet is retried, inside the timed loop, for both libraries). Every
-handler has the same body (count the message).
+handler has the same body (count the message). Every path but ``empty_poll_bound`` looks
+the method up on its object in each call (``sub.poll(...)``, ``pub.offer(...)``), as a
+user's loop does; CPython specialises that call for each library's own class.
 """
 from __future__ import annotations
 
@@ -40,7 +44,7 @@ OFFER_BATCH_SIZE = 100
 EMPTY_POLLS = 500_000
 FILL_TIMEOUT_S = 15.0
 
-PATHS = ("empty_poll", "poll", "poll_zero_copy", "controlled_poll", "poll_batch", "offer", "offer_batch",
+PATHS = ("empty_poll", "empty_poll_bound", "poll", "poll_zero_copy", "controlled_poll", "poll_batch", "offer", "offer_batch",
          "try_claim")
 NEAREST = {  # what pyaeron runs for paths it has no call of its own for
     "poll_zero_copy": "poll (BufferView is its only, zero-copy form)",
@@ -123,7 +127,6 @@ def _counting_drain(rig: _Rig, poll_once: Callable[[], int]) -> Callable[[], tup
 
 def receive_paths(rig: _Rig, repeats: int) -> dict[str, float]:
     sub, out = rig.sub, {}
-    poll = sub.poll
     seen = [0]
 
     def count(data: Any, header: Any) -> None:
@@ -131,17 +134,24 @@ def receive_paths(rig: _Rig, repeats: int) -> dict[str, float]:
 
     def empty() -> int:
         for _ in range(EMPTY_POLLS):
+            sub.poll(count, 10)
+        return EMPTY_POLLS
+
+    def empty_bound() -> int:
+        poll = sub.poll
+        for _ in range(EMPTY_POLLS):
             poll(count, 10)
         return EMPTY_POLLS
 
     rig.drain()
     out["empty_poll"] = _ns_per_op(lambda: _timed(empty), repeats)
-    out["poll"] = _ns_per_op(_counting_drain(rig, lambda: poll(count, 256)), repeats)
+    out["empty_poll_bound"] = _ns_per_op(lambda: _timed(empty_bound), repeats)
+    out["poll"] = _ns_per_op(_counting_drain(rig, lambda: sub.poll(count, 256)), repeats)
     if rig.library == "aeron_py":
-        controlled, batch = sub.controlled_poll, sub.poll_batch
-        out["poll_zero_copy"] = _ns_per_op(_counting_drain(rig, lambda: poll(count, 256, zero_copy=True)), repeats)
-        out["controlled_poll"] = _ns_per_op(_counting_drain(rig, lambda: controlled(count, 256)), repeats)
-        out["poll_batch"] = _ns_per_op(_counting_drain(rig, lambda: len(batch(256))), repeats)
+        out["poll_zero_copy"] = _ns_per_op(_counting_drain(rig, lambda: sub.poll(count, 256, zero_copy=True)),
+                                           repeats)
+        out["controlled_poll"] = _ns_per_op(_counting_drain(rig, lambda: sub.controlled_poll(count, 256)), repeats)
+        out["poll_batch"] = _ns_per_op(_counting_drain(rig, lambda: len(sub.poll_batch(256))), repeats)
     else:
         out["poll_zero_copy"] = out["controlled_poll"] = out["poll"]
         kept: list[bytes] = []
@@ -151,7 +161,7 @@ def receive_paths(rig: _Rig, repeats: int) -> dict[str, float]:
 
         def batch_like() -> int:
             kept.clear()
-            poll(keep, 256)
+            sub.poll(keep, 256)
             return len(kept)
         out["poll_batch"] = _ns_per_op(_counting_drain(rig, batch_like), repeats)
     return out
@@ -181,26 +191,26 @@ RETRY_S = 1.0  # a refused send (term boundary, or a publication limit the drive
 
 def send_paths(rig: _Rig, repeats: int) -> dict[str, float]:
     pub, msg, out = rig.pub, rig.msg, {}
-    offer, accepted = pub.offer, rig.accepted
+    accepted = rig.accepted
     msgs = [msg] * OFFER_BATCH_SIZE
 
     # Each library's own test of an accepted offer, written inline as a user would.
     def offers_aeron_py() -> int:
         ok = 0
         for _ in range(BATCH):
-            if offer(msg) > 0:
+            if pub.offer(msg) > 0:
                 ok += 1
             else:
-                ok += _retry(lambda: accepted(offer(msg)))
+                ok += _retry(lambda: accepted(pub.offer(msg)))
         return ok
 
     def offers_pyaeron() -> int:
         ok = 0
         for _ in range(BATCH):
-            if offer(msg):
+            if pub.offer(msg):
                 ok += 1
             else:
-                ok += _retry(lambda: accepted(offer(msg)))
+                ok += _retry(lambda: accepted(pub.offer(msg)))
         return ok
 
     offers = offers_aeron_py if rig.library == "aeron_py" else offers_pyaeron
@@ -209,21 +219,19 @@ def send_paths(rig: _Rig, repeats: int) -> dict[str, float]:
     if rig.library == "aeron_py":
         from aeron_py import OfferError
 
-        offer_batch, try_claim = pub.offer_batch, pub.try_claim
-
         def batches() -> int:
             ok = 0
             for _ in range(BATCH // OFFER_BATCH_SIZE):
-                n = offer_batch(msgs)
+                n = pub.offer_batch(msgs)
                 if n != OFFER_BATCH_SIZE:
-                    n += _retry(lambda: offer_batch(msgs[n:]) == OFFER_BATCH_SIZE - n)
+                    n += _retry(lambda: pub.offer_batch(msgs[n:]) == OFFER_BATCH_SIZE - n)
                     n = OFFER_BATCH_SIZE if n > OFFER_BATCH_SIZE - 1 else n
                 ok += n
             return ok
 
         def claim_once() -> bool:
             try:
-                claim = try_claim(MSG_LEN)
+                claim = pub.try_claim(MSG_LEN)
             except OfferError as error:
                 if error.retryable:
                     return False
@@ -232,20 +240,18 @@ def send_paths(rig: _Rig, repeats: int) -> dict[str, float]:
             claim.commit()
             return True
     else:
-        try_claim = pub.try_claim
-
         def batches() -> int:
             ok = 0
             for _ in range(BATCH // OFFER_BATCH_SIZE):
                 for m in msgs:
-                    if offer(m):
+                    if pub.offer(m):
                         ok += 1
                     else:
-                        ok += _retry(lambda: bool(offer(m)))
+                        ok += _retry(lambda: bool(pub.offer(m)))
             return ok
 
         def claim_once() -> bool:
-            claim = try_claim(MSG_LEN)
+            claim = pub.try_claim(MSG_LEN)
             if not claim:  # a falsy OfferCode: retry
                 return False
             claim.buffer[:] = msg

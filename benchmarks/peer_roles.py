@@ -2,7 +2,8 @@
 
 Each role is written twice, once per library, each through that library's *natural user
 API* as its documentation shows it: ``pub.offer(bytes)`` and ``sub.poll(handler, limit)``
-with a Python handler called per message. Idle modes: ``spin`` is the bare loop a user
+with a Python handler called per message, each call looking the method up on its object as
+a user's loop does (no ``poll = sub.poll`` hoisted out of the loop). Idle modes: ``spin`` is the bare loop a user
 writes (``while not sub.poll(handler, 10): pass``, no idle call); ``yield`` calls the
 library's own yielding idle strategy object after each empty poll (both wrap Aeron's C
 idle function; pyaeron's releases and re-takes the GIL on every call, aeron_py's does not).
@@ -22,7 +23,7 @@ Roles:
 - ``paths-both``: the same for both libraries in one process, in turn.
 - ``drain``: subscriber handler throughput.  One exclusive IPC publication and one
   subscription in this process: offer ``--batch`` messages (untimed; the log holds them,
-  the batch is below the publication window), then time ``poll(handler, limit)`` until the
+  the batch is below the publication window), then time ``sub.poll(handler, limit)`` until the
   handler has seen all of them.  No publisher competes for the CPU while the drain is timed,
   so the rate is the cost of poll + one Python handler call per message.
 
@@ -134,20 +135,19 @@ def pong_main(args: argparse.Namespace) -> int:
     sub = peer.subscription(args.channel, args.ping_stream)
     pub = peer.publication(args.channel, args.pong_stream, connected=False)  # the ping subscribes later
     print("READY", flush=True)
-    offer, poll = pub.offer, sub.poll
     idle = None if peer.idle is None else peer.idle.idle
     echoed = 0
 
     if args.library == "aeron_py":
         def handler(data: bytes, header: Any) -> None:
             nonlocal echoed
-            while offer(data) < 0 and not stop.stopped:
+            while pub.offer(data) < 0 and not stop.stopped:
                 pass
             echoed += 1
     else:
         def handler(data: Any, header: Any) -> None:
             nonlocal echoed
-            while not offer(data) and not stop.stopped:
+            while not pub.offer(data) and not stop.stopped:
                 pass
             echoed += 1
 
@@ -156,9 +156,9 @@ def pong_main(args: argparse.Namespace) -> int:
     limit = args.fragment_limit
     while not stop.stopped:
         if idle is None:
-            poll(handler, limit)
+            sub.poll(handler, limit)
         else:
-            idle(poll(handler, limit))
+            idle(sub.poll(handler, limit))
         loops += 1
         if loops & 0xFFFF == 0 and time.monotonic() > deadline:
             break
@@ -173,7 +173,7 @@ def pong_main(args: argparse.Namespace) -> int:
 
 def _ping_aeron_py(pub: Any, sub: Any, idle: Callable[[int], None] | None, count: int, seq0: int,
                    limit: int) -> list[int]:
-    offer, poll, clock = pub.offer, sub.poll, time.perf_counter_ns
+    clock = time.perf_counter_ns
     pad = bytes(MSG_LEN - 8)
     timeout_ns = int(SAMPLE_TIMEOUT_S * 1e9)
     rtts = [0] * count
@@ -187,11 +187,11 @@ def _ping_aeron_py(pub: Any, sub: Any, idle: Callable[[int], None] | None, count
         msg = (seq0 + i).to_bytes(8, "little") + pad
         got = None
         start = clock()
-        while offer(msg) < 0:
+        while pub.offer(msg) < 0:
             if clock() - start > timeout_ns:
                 raise harness.BenchError(f"ping {i}: offer not accepted for {SAMPLE_TIMEOUT_S}s")
         spins = 0
-        while not poll(handler, limit):
+        while not sub.poll(handler, limit):
             if idle is not None:
                 idle(0)
             spins += 1
@@ -205,7 +205,7 @@ def _ping_aeron_py(pub: Any, sub: Any, idle: Callable[[int], None] | None, count
 
 def _ping_pyaeron(pub: Any, sub: Any, idle: Callable[[int], None] | None, count: int, seq0: int,
                   limit: int) -> list[int]:
-    offer, poll, clock = pub.offer, sub.poll, time.perf_counter_ns
+    clock = time.perf_counter_ns
     pad = bytes(MSG_LEN - 8)
     timeout_ns = int(SAMPLE_TIMEOUT_S * 1e9)
     rtts = [0] * count
@@ -219,11 +219,11 @@ def _ping_pyaeron(pub: Any, sub: Any, idle: Callable[[int], None] | None, count:
         msg = (seq0 + i).to_bytes(8, "little") + pad
         got = None
         start = clock()
-        while not offer(msg):
+        while not pub.offer(msg):
             if clock() - start > timeout_ns:
                 raise harness.BenchError(f"ping {i}: offer not accepted for {SAMPLE_TIMEOUT_S}s")
         spins = 0
-        while not poll(handler, limit):
+        while not sub.poll(handler, limit):
             if idle is not None:
                 idle(0)
             spins += 1
@@ -274,7 +274,7 @@ def drain_main(args: argparse.Namespace) -> int:
     peer = connect(args.library, args.dir, args.idle)
     sub = peer.subscription(args.channel, args.stream)
     pub = peer.publication(args.channel, args.stream)
-    poll, limit, clock = sub.poll, args.fragment_limit, time.perf_counter_ns
+    limit, clock = args.fragment_limit, time.perf_counter_ns
     idle = (lambda work: None) if peer.idle is None else peer.idle.idle
     seen = 0
 
@@ -290,7 +290,7 @@ def drain_main(args: argparse.Namespace) -> int:
         start = clock()
         polls = 0
         while seen < target:
-            poll(handler, limit)
+            sub.poll(handler, limit)
             polls += 1
             if polls & 0xFFF == 0 and clock() > deadline_ns:
                 raise harness.BenchError(f"drain: {target - seen} messages missing after {SAMPLE_TIMEOUT_S}s")
@@ -324,24 +324,35 @@ def paths_both_main(args: argparse.Namespace) -> int:
     """Both libraries in ONE process, measured in turn: the same interpreter, heap and CPU for
     both, so what differs is only the libraries' code. The one role that imports both (each
     links its own Aeron; CPython loads extensions with RTLD_LOCAL, so neither sees the other's
-    symbols)."""
+    symbols). Each library runs its own copy of peer_paths' code: CPython specialises a call
+    site for the type it sees, so one shared call site would favour whichever library ran first."""
+    import importlib.util
+
     from benchmarks import peer_paths
+
+    def own_copy(library: str) -> Any:
+        spec = importlib.util.spec_from_file_location(f"peer_paths_{library}", peer_paths.__file__)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
 
     rigs = []
     for offset, library in enumerate(LIBRARIES):
         peer = connect(library, args.dir, "spin")
         sub = peer.subscription(args.channel, args.stream + offset)
         pub = peer.publication(args.channel, args.stream + offset)
-        rigs.append((library, peer, pub, sub))
+        rigs.append((library, peer, pub, sub, own_copy(library)))
     runs: dict[str, list[dict[str, float]]] = {library: [] for library in LIBRARIES}
     for _ in range(args.rounds):
-        for library, _peer, pub, sub in rigs:
-            runs[library].append(peer_paths.measure(library, pub, sub, args.repeats))
+        for library, _peer, pub, sub, code in rigs:
+            runs[library].append(code.measure(library, pub, sub, args.repeats))
     median = {library: {path: sorted(r[path] for r in out)[len(out) // 2] for path in peer_paths.PATHS}
               for library, out in runs.items()}
     print(json.dumps({"ns_per_op": median, "rounds": runs,
-                      "clients": {library: peer.version() for library, peer, _pub, _sub in rigs}}), flush=True)
-    for _library, peer, _pub, _sub in rigs:
+                      "clients": {library: peer.version() for library, peer, _pub, _sub, _code in rigs}}),
+          flush=True)
+    for _library, peer, _pub, _sub, _code in rigs:
         peer.close()
     return 0
 

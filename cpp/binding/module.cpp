@@ -1,6 +1,7 @@
 // PYBIND11_MODULE for aeron_py._aeron: one init function per concept.
 #include "common.hpp"
 
+#include "fastcall.hpp"
 #include "image.hpp"
 #include "poll_set.hpp"
 #include "uninitialised.hpp"
@@ -48,6 +49,9 @@ void init_module(py::module_ &m) {
         py::arg("subscription"), py::arg("image"), py::arg("snapshot_error"),
         "The Python subclasses the extension makes Subscription and Image objects as, and the exception a "
         "live operation on a callback's Image snapshot raises (aeron_py registers them at import).");
+    m.def("_adopt_fast_methods", &fast::adopt_fast_methods, py::arg("cls"),
+          "Gives a Python subclass its own descriptor of each fast method it inherits, so CPython specialises "
+          "the calls (aeron_py calls it for its public classes at import).");
     refuse_uninitialised(m);  // last: every class is registered by now
 }
 }  // namespace aeron_py
