@@ -19,6 +19,10 @@ and one load process (``python -m aeron_py.echo_load --hold``) that opens duolog
 - with ``--profile`` at the ``--profile-at`` steps: py-spy (Python stacks of the server)
   and perf (native symbols per thread) during the idle and the echo stage.
 
+On two cores the four busy threads (each process's driver and Python thread) can land
+two ways, and the echo RTT differs by about 2x between them; ``--placement crossed`` or
+``own`` pins them (``benchmarks/harness/placement.py``) so runs compare like with like.
+
 Afterwards, with a fresh server: handshakes per second, sequential and at
 ``--concurrency`` in flight.  The run goes into ``results/echo_scale.json`` (with its
 ``--label``) and ``results/echo_scale.png``, and its headline numbers into a row of
@@ -49,6 +53,7 @@ if __package__ in (None, ""):  # run as a file (python benchmarks/<name>.py): ma
 
 from benchmarks import harness, scale_plot  # noqa: E402
 from benchmarks.harness import BenchError, Child, probes, save_results  # noqa: E402
+from benchmarks.harness.placement import MODES as PLACEMENTS, Placement  # noqa: E402
 from benchmarks.harness.results import history_path, read_history  # noqa: E402
 
 log = logging.getLogger("benchmarks.echo_scale")
@@ -134,6 +139,26 @@ def _on_events(args: argparse.Namespace, events: list[dict[str, Any]], steps: di
                                                               if k not in ("event", "mode", "target")}
 
 
+def _follow_load(args: argparse.Namespace, load: Child, pids: dict[str, int], steps: dict[int, dict[str, Any]],
+                 directory: str, out_dir: Path, stage_s: float) -> bool:
+    """Reads the load's events until it exits, measuring each stage; True if --budget ran out."""
+    seen = 0
+    deadline = time.monotonic() + args.budget
+    budget_used = False
+    while load.proc.poll() is None:
+        if not budget_used and time.monotonic() >= deadline:
+            log.warning("--budget %.0f s used up: asking the load to stop after its current stage", args.budget)
+            load.proc.send_signal(signal.SIGINT)  # the load ends its stage and reports
+            budget_used, deadline = True, time.monotonic() + 2 * stage_s + 120
+        elif budget_used and time.monotonic() >= deadline:
+            raise BenchError("the load did not stop within its last stage after --budget")
+        events, seen = _events(load, seen)
+        _on_events(args, events, steps, pids, directory, out_dir)
+        time.sleep(0.05)
+    _on_events(args, _events(load, seen)[0], steps, pids, directory, out_dir)  # the last ones
+    return budget_used
+
+
 def run_hold(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
     """Grow, hold and measure (see the module docstring)."""
     port = harness.free_udp_ports(1)[0]
@@ -147,21 +172,9 @@ def run_hold(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
     load = Child("scale-load", load_argv, harness.aeron_free_env({}))
     pids = {"server": server.proc.pid, "load": load.proc.pid}
     steps: dict[int, dict[str, Any]] = {}
-    seen = 0
-    deadline = time.monotonic() + args.budget
-    budget_used = False
     try:
-        while load.proc.poll() is None:
-            if not budget_used and time.monotonic() >= deadline:
-                log.warning("--budget %.0f s used up: asking the load to stop after its current stage", args.budget)
-                load.proc.send_signal(signal.SIGINT)  # the load ends its stage and reports
-                budget_used, deadline = True, time.monotonic() + 2 * stage_s + 120
-            elif budget_used and time.monotonic() >= deadline:
-                raise BenchError("the load did not stop within its last stage after --budget")
-            events, seen = _events(load, seen)
-            _on_events(args, events, steps, pids, directory, out_dir)
-            time.sleep(0.05)
-        _on_events(args, _events(load, seen)[0], steps, pids, directory, out_dir)  # the last ones
+        with Placement(args.placement, pids):
+            budget_used = _follow_load(args, load, pids, steps, directory, out_dir, stage_s)
         load.wait(30)
     finally:
         load.stop()
@@ -169,7 +182,7 @@ def run_hold(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
     final = load.text()
     summary = json.loads(final[final.index("\n{") + 1:]) if "\n{" in final else {"error": load.stderr_tail()}
     held_ok = [s for s in steps.values() if s.get("held", 0) >= 0.99 * s["target"]]
-    return {"budget_used": budget_used, "server_argv": argv, "server_env": SERVER_ENV, "load_argv": load_argv, "steps": list(steps.values()),
+    return {"budget_used": budget_used, "placement": args.placement, "server_argv": argv, "server_env": SERVER_ENV, "load_argv": load_argv, "steps": list(steps.values()),
             "server_log": probes.log_warnings(server.stderr_path),
             "load_log": probes.log_warnings(load.stderr_path),
             "max_held": max((s["held"] for s in held_ok), default=0), "load_summary": summary}
@@ -243,6 +256,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--label", default="before",
                    help="name of this run in the JSON and its history row (e.g. before / after)")
     p.add_argument("--steps", default="1000,2500,5000,7500,10000", help="duologue counts to grow through")
+    p.add_argument("--placement", choices=PLACEMENTS, default="kernel",
+                   help="pin the server's and the load's threads to the two CPUs: kernel (no pinning, the default), "
+                        "crossed (each Python thread on the other process's driver's CPU) or own (each process on "
+                        "one CPU); see benchmarks/harness/placement.py")
     p.add_argument("--measure", type=float, default=10.0, help="seconds of each CPU measurement (10)")
     p.add_argument("--settle", type=float, default=25.0,
                    help="seconds the idle stage waits before measuring: the growth's teardown (the clients' "
@@ -311,7 +328,8 @@ def main(argv: list[str] | None = None) -> int:
 def history_row(run: dict[str, Any]) -> dict[str, Any]:
     """The headline numbers of a run, flat, for ``results/history/echo_scale.csv``."""
     return {"started": run.get("started"), "loadavg_before_1min": (run.get("loadavg_before") or [None])[0],
-            **{k: v for k, v in run.get("headline", {}).items() if not isinstance(v, dict)}}
+            **{k: v for k, v in run.get("headline", {}).items() if not isinstance(v, dict)},
+            "placement": run.get("hold", {}).get("placement")}
 
 
 def ratios(run: dict[str, Any], history: list[dict[str, str]]) -> dict[str, Any]:

@@ -60,3 +60,28 @@ def test_a_child_that_exits_first_is_an_error_not_a_hang(tmp_path: Path) -> None
     with pytest.raises(BenchError, match="exited"):
         child.wait_for_line(lambda t: t == "READY", 30, "READY")
     child.stop()
+
+
+def test_placement_puts_each_thread_on_the_cpu_its_mode_says() -> None:
+    from benchmarks.harness.placement import cpu_for, is_driver_thread
+
+    assert is_driver_thread("[conductor, sen") and not is_driver_thread("python")
+    # crossed: each Python thread on the other process's driver's CPU
+    assert cpu_for("crossed", "server", "[conductor, sen") == cpu_for("crossed", "load", "python") == 1
+    assert cpu_for("crossed", "load", "[conductor, sen") == cpu_for("crossed", "server", "python") == 0
+    # own: each process on one CPU
+    assert cpu_for("own", "server", "[conductor, sen") == cpu_for("own", "server", "python") == 1
+    assert cpu_for("own", "load", "[conductor, sen") == cpu_for("own", "load", "python") == 0
+
+
+def test_placement_refuses_an_unknown_mode_and_pins_nothing_for_kernel() -> None:
+    import os
+
+    from benchmarks.harness.placement import Placement
+
+    with pytest.raises(ValueError, match="crossed"):
+        Placement("diagonal", {"server": os.getpid()})
+    before = os.sched_getaffinity(0)
+    with Placement("kernel", {"server": os.getpid()}) as placement:
+        assert placement.mode == "kernel"
+    assert os.sched_getaffinity(0) == before
