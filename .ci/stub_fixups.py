@@ -59,7 +59,7 @@ RAW_METHODS: dict[tuple[str, str], str] = {
 GETSETS: dict[tuple[str, str], str] = {
     **{("HeaderView", name): "int" for name in (
         "session_id", "stream_id", "term_id", "term_offset", "frame_length", "flags", "type",
-        "reserved_value", "initial_term_id", "position")},
+        "reserved_value", "initial_term_id", "position", "next_term_offset", "position_bits_to_shift")},
     ("HeaderView", "is_valid"): "bool",
     ("BufferClaim", "data"): "memoryview",
 }

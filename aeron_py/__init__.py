@@ -47,7 +47,8 @@ from .errors import (
     PublicationClosedError,
     PublicationError,
 )
-from .client import Aeron, ClientCounter, PendingAdd, PublicationErrorFrame
+from .client import Aeron, ClientCounter, PendingAdd
+from .client_callbacks import PublicationErrorFrame
 from .endpoint_filter import EndpointFilter, EndpointFilterConfig
 from .idle import (
     BackoffIdleStrategy,

@@ -30,9 +30,19 @@ class Header:
     def initial_term_id(self) -> int:
         ...
     @property
+    def next_term_offset(self) -> int:
+        """
+        aeron_header_next_term_offset: the term offset of the frame after this one
+        """
+    @property
     def position(self) -> int:
         """
         aeron_header_position
+        """
+    @property
+    def position_bits_to_shift(self) -> int:
+        """
+        aeron_header_position_bits_to_shift: log2 of the term length
         """
     @property
     def reserved_value(self) -> int:
@@ -96,6 +106,16 @@ class HeaderView:
     def position(self) -> int:
         """
         aeron_header_position
+        """
+    @property
+    def next_term_offset(self) -> int:
+        """
+        aeron_header_next_term_offset: the term offset of the frame after this one
+        """
+    @property
+    def position_bits_to_shift(self) -> int:
+        """
+        aeron_header_position_bits_to_shift: log2 of the term length
         """
     @property
     def is_valid(self) -> bool:
@@ -314,6 +334,11 @@ class AsyncDestination:
         """
         aeron_*_async_destination_poll: True when done.
         """
+    @property
+    def registration_id(self) -> int:
+        """
+        aeron_async_destination_get_registration_id: the id the driver registers the destination under (for remove_destination_by_id).
+        """
 class BufferClaim:
     """
     aeron_buffer_claim_t: a writable window of the log.
@@ -366,6 +391,10 @@ class Publication:
     def async_remove_destination(self, uri: str) -> AsyncDestination:
         """
         aeron_publication_async_remove_destination
+        """
+    def async_remove_destination_by_id(self, destination_registration_id: typing.SupportsInt | typing.SupportsIndex) -> AsyncDestination:
+        """
+        aeron_publication_async_remove_destination_by_id: the destination the driver registered under that id (AsyncDestination.registration_id of its add).
         """
     def close(self) -> None:
         """
@@ -636,7 +665,7 @@ class Client:
     """
     aeron_t with its aeron_context_t (aeron_init + aeron_start).
     """
-    def __init__(self, *, dir: str | None = None, driver_timeout_ms: typing.SupportsInt | typing.SupportsIndex | None = None, keepalive_interval_ns: typing.SupportsInt | typing.SupportsIndex | None = None, resource_linger_duration_ns: typing.SupportsInt | typing.SupportsIndex | None = None, idle_sleep_duration_ns: typing.SupportsInt | typing.SupportsIndex | None = None, pre_touch_mapped_memory: bool | None = None, use_conductor_agent_invoker: bool = False, client_name: str | None = None, error_handler: typing.Any | None = None, publication_error_handler: typing.Any | None = None) -> None:
+    def __init__(self, *, dir: str | None = None, driver_timeout_ms: typing.SupportsInt | typing.SupportsIndex | None = None, keepalive_interval_ns: typing.SupportsInt | typing.SupportsIndex | None = None, resource_linger_duration_ns: typing.SupportsInt | typing.SupportsIndex | None = None, idle_sleep_duration_ns: typing.SupportsInt | typing.SupportsIndex | None = None, pre_touch_mapped_memory: bool | None = None, use_conductor_agent_invoker: bool = False, client_name: str | None = None, error_handler: typing.Any | None = None, publication_error_handler: typing.Any | None = None, counter_handler: typing.Any | None = None, resource_handler: typing.Any | None = None) -> None:
         ...
     def async_add_counter(self, type_id: typing.SupportsInt | typing.SupportsIndex, key: bytes, label: str, registration_id: typing.SupportsInt | typing.SupportsIndex | None = None) -> AsyncAddCounter:
         """

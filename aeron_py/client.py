@@ -27,11 +27,12 @@ from .stat import Counter, counters_from
 
 ClientCounter = _aeron.ClientCounter
 from .subscription import ImageHandler, Subscription
+from .client_callbacks import (CounterHandler, ErrorHandler, NewPublicationHandler, NewSubscriptionHandler,
+                               PublicationErrorFrame, callable_or_none, counter_events, error_frames, resource_events)
 from .waiting import wait_for
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
-ErrorHandler = Callable[[int, str], Any]
 _live: "weakref.WeakSet[Aeron]" = weakref.WeakSet()
 
 #: How long the event thread waits for conductor events before checking its client still exists.
@@ -103,25 +104,6 @@ def _channel(channel: object) -> str:
     return text
 
 
-@dataclass(frozen=True)
-class PublicationErrorFrame:
-    """An error a receiver sent for one of this client's publications (an Aeron ERR frame,
-    e.g. after the subscriber's application rejected the image: ``image.reject(reason)``).
-
-    ``registration_id``: the publication's (``pub.registration_id``); ``source``: the
-    receiver's ``address:port``; ``error_code``: Aeron's; ``message``: the receiver's text."""
-
-    registration_id: int
-    destination_registration_id: int
-    session_id: int
-    stream_id: int
-    receiver_id: int
-    group_tag: int
-    source: str
-    error_code: int
-    message: str
-
-
 #: ``aeron_errcode()`` of an add the driver refused for now ("... found in CLOSING state, please retry").
 _RESOURCE_TEMPORARILY_UNAVAILABLE = (-10, 10)
 
@@ -146,12 +128,6 @@ def _check_counter(type_id: int, label: str, key: bytes, registration_id: int | 
         raise ValueError(f"registration_id must be a 64-bit int or None, got {registration_id!r}")
 
 
-def _error_frames(handler: Callable[[PublicationErrorFrame], None]) -> Callable[[dict[str, Any]], None]:
-    def deliver(fields: dict[str, Any]) -> None:
-        handler(PublicationErrorFrame(**fields))
-    return deliver
-
-
 class Aeron:
     """An Aeron client connected to a media driver (``aeron_init`` + ``aeron_start``).
 
@@ -162,9 +138,15 @@ class Aeron:
     ``use_conductor_agent_invoker=True`` runs no conductor thread: call :meth:`do_work`
     from your loop.  ``on_publication_error(frame)``: a receiver sent an error frame for
     one of this client's publications (:class:`PublicationErrorFrame`).
+    ``on_available_counter(registration_id, counter_id)`` and
+    ``on_unavailable_counter(...)``: a counter (any client's, or the driver's) appeared in or
+    left the driver's counters (``aeron_context_set_on_available_counter``).
+    ``on_new_publication(channel, stream_id, session_id, registration_id)``,
+    ``on_new_exclusive_publication(...)`` and ``on_new_subscription(channel, stream_id,
+    registration_id)``: the driver added one of this client's publications or subscriptions.
 
-    Callbacks (``error_handler``, ``on_publication_error``, ``on_available_image``,
-    ``on_unavailable_image``) never
+    Callbacks (``error_handler``, ``on_publication_error``, the counter and new-resource
+    callbacks, ``on_available_image``, ``on_unavailable_image``) never
     run on Aeron's conductor thread, which never waits for the GIL: it queues events, and
     they are delivered on a Python thread named ``aeron-py-events-<client id>`` (or, with
     the agent invoker, at the end of :meth:`do_work`), and by :meth:`poll_events` in both
@@ -176,7 +158,19 @@ class Aeron:
                  error_handler: ErrorHandler | None = _log_error, use_conductor_agent_invoker: bool = False,
                  client_name: str | None = None,
                  on_publication_error: Callable[[PublicationErrorFrame], None] | None = None,
+                 on_available_counter: CounterHandler | None = None,
+                 on_unavailable_counter: CounterHandler | None = None,
+                 on_new_publication: NewPublicationHandler | None = None,
+                 on_new_exclusive_publication: NewPublicationHandler | None = None,
+                 on_new_subscription: NewSubscriptionHandler | None = None,
                  **context_options: Any) -> None:
+        for name, value in (("error_handler", error_handler), ("on_publication_error", on_publication_error),
+                            ("on_available_counter", on_available_counter),
+                            ("on_unavailable_counter", on_unavailable_counter),
+                            ("on_new_publication", on_new_publication),
+                            ("on_new_exclusive_publication", on_new_exclusive_publication),
+                            ("on_new_subscription", on_new_subscription)):
+            callable_or_none(name, value)
         if dir is None and driver is not None:
             dir = driver.dir
         if dir is None:
@@ -188,7 +182,10 @@ class Aeron:
             self._client = _aeron.Client(
                 dir=self._dir, driver_timeout_ms=int(timeout * 1000), error_handler=error_handler,
                 use_conductor_agent_invoker=use_conductor_agent_invoker, client_name=client_name,
-                publication_error_handler=None if on_publication_error is None else _error_frames(on_publication_error),
+                publication_error_handler=None if on_publication_error is None else error_frames(on_publication_error),
+                counter_handler=counter_events(on_available_counter, on_unavailable_counter),
+                resource_handler=resource_events(on_new_publication, on_new_exclusive_publication,
+                                                  on_new_subscription),
                 **context_options)
         except AeronError as exc:
             raise type(exc)(f"cannot connect to a media driver in {self._dir!r}: {exc}") from None

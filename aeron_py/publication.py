@@ -140,9 +140,18 @@ class ExclusivePublication(Publication):
 
     __slots__ = ()
 
-    def add_destination(self, uri: object, *, timeout: float = 5.0) -> None:
-        """Add an MDC destination (manual control mode) and wait for the driver to confirm."""
-        wait_for(self.async_add_destination(str(uri)).poll, timeout, f"add_destination({uri})", self._work)
+    def add_destination(self, uri: object, *, timeout: float = 5.0) -> int:
+        """Add an MDC destination (manual control mode) and wait for the driver to confirm;
+        returns its registration id (for :meth:`remove_destination_by_id`)."""
+        pending = self.async_add_destination(str(uri))
+        wait_for(pending.poll, timeout, f"add_destination({uri})", self._work)
+        return pending.registration_id
+
+    def remove_destination_by_id(self, destination_id: int, *, timeout: float = 5.0) -> None:
+        """Remove the MDC destination :meth:`add_destination` registered as ``destination_id``
+        and wait for the driver to confirm (``aeron_*_async_remove_destination_by_id``)."""
+        wait_for(self.async_remove_destination_by_id(destination_id).poll, timeout,
+                 f"remove_destination_by_id({destination_id})", self._work)
 
     def remove_destination(self, uri: object, *, timeout: float = 5.0) -> None:
         """Remove an MDC destination and wait for the driver to confirm."""

@@ -110,7 +110,7 @@ public:
            std::optional<uint64_t> keepalive_interval_ns, std::optional<uint64_t> resource_linger_duration_ns,
            std::optional<uint64_t> idle_sleep_duration_ns, std::optional<bool> pre_touch_mapped_memory,
            bool use_conductor_agent_invoker, std::optional<std::string> client_name, py::object error_handler,
-           py::object publication_error_handler)
+           py::object publication_error_handler, py::object counter_handler, py::object resource_handler)
         : state_(std::make_shared<ClientState>()) {
         if (aeron_context_init(&state_->context) < 0) throw_aeron_error("aeron_context_init");
         auto *ctx = state_->context;
@@ -144,6 +144,23 @@ public:
             state_->publication_error_handler = publication_error_handler;
             check(aeron_context_set_publication_error_frame_handler(ctx, on_publication_error_event, &state_->events),
                   "aeron_context_set_publication_error_frame_handler");
+        }
+        if (!counter_handler.is_none()) {
+            state_->counter_handler = counter_handler;
+            check(aeron_context_set_on_available_counter(ctx, on_available_counter_event, &state_->events),
+                  "aeron_context_set_on_available_counter");
+            check(aeron_context_set_on_unavailable_counter(ctx, on_unavailable_counter_event, &state_->events),
+                  "aeron_context_set_on_unavailable_counter");
+        }
+        if (!resource_handler.is_none()) {
+            state_->resource_handler = resource_handler;
+            check(aeron_context_set_on_new_publication(ctx, on_new_publication_event, &state_->events),
+                  "aeron_context_set_on_new_publication");
+            check(aeron_context_set_on_new_exclusive_publication(ctx, on_new_exclusive_publication_event,
+                                                                 &state_->events),
+                  "aeron_context_set_on_new_exclusive_publication");
+            check(aeron_context_set_on_new_subscription(ctx, on_new_subscription_event, &state_->events),
+                  "aeron_context_set_on_new_subscription");
         }
         int rc;
         {
@@ -317,12 +334,13 @@ void init_client(py::module_ &m) {
     py::class_<Client>(m, "Client", "aeron_t with its aeron_context_t (aeron_init + aeron_start).")
         .def(py::init<std::optional<std::string>, std::optional<uint64_t>, std::optional<uint64_t>,
                       std::optional<uint64_t>, std::optional<uint64_t>, std::optional<bool>, bool,
-                      std::optional<std::string>, py::object, py::object>(),
+                      std::optional<std::string>, py::object, py::object, py::object, py::object>(),
              py::kw_only(), py::arg("dir") = py::none(), py::arg("driver_timeout_ms") = py::none(),
              py::arg("keepalive_interval_ns") = py::none(), py::arg("resource_linger_duration_ns") = py::none(),
              py::arg("idle_sleep_duration_ns") = py::none(), py::arg("pre_touch_mapped_memory") = py::none(),
              py::arg("use_conductor_agent_invoker") = false, py::arg("client_name") = py::none(),
-             py::arg("error_handler") = py::none(), py::arg("publication_error_handler") = py::none())
+             py::arg("error_handler") = py::none(), py::arg("publication_error_handler") = py::none(),
+             py::arg("counter_handler") = py::none(), py::arg("resource_handler") = py::none())
         .def("close", &Client::close,
              "aeron_close + aeron_context_close; idempotent. Deferred until a poll in progress returns.")
         .def("deliver_events", &Client::deliver_events, py::arg("timeout"),

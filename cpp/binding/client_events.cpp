@@ -1,5 +1,7 @@
 // Client events: what the client conductor thread reports (aeron_error_handler_t,
-// aeron_on_available_image_t, aeron_on_unavailable_image_t, aeron_publication_error_frame_handler_t) is copied into the client's
+// aeron_on_available_image_t, aeron_on_unavailable_image_t, aeron_publication_error_frame_handler_t,
+// aeron_on_available_counter_t, aeron_on_unavailable_counter_t, aeron_on_new_publication_t,
+// aeron_on_new_subscription_t) is copied into the client's
 // EventQueue without the GIL; ClientState::deliver_events calls the Python callbacks
 // later, on a Python thread (see aeron_py/client.py for which one).
 #include <arpa/inet.h>
@@ -39,7 +41,58 @@ void on_image_event(ClientEvent::Kind kind, void *clientd, aeron_subscription_t 
     }
 }
 
+void on_counter_event(ClientEvent::Kind kind, void *clientd, int64_t registration_id, int32_t counter_id) noexcept {
+    auto *queue = static_cast<EventQueue *>(clientd);
+    ClientEvent event;
+    event.kind = kind;
+    event.registration_id = registration_id;
+    event.counter_id = counter_id;
+    queue->push(std::move(event));
+}
+
+void on_resource_event(ClientEvent::Kind kind, void *clientd, const char *channel, int32_t stream_id,
+                       int32_t session_id, int64_t correlation_id) noexcept {
+    auto *queue = static_cast<EventQueue *>(clientd);
+    try {
+        ClientEvent event;
+        event.kind = kind;
+        event.message = channel != nullptr ? channel : "";
+        event.stream_id = stream_id;
+        event.session_id = session_id;
+        event.registration_id = correlation_id;
+        queue->push(std::move(event));
+    } catch (...) {  // the channel's copy
+        queue->lose();
+    }
+}
+
 }  // namespace
+
+void on_available_counter_event(void *clientd, aeron_counters_reader_t *, int64_t registration_id,
+                                int32_t counter_id) noexcept {
+    on_counter_event(ClientEvent::COUNTER_AVAILABLE, clientd, registration_id, counter_id);
+}
+
+void on_unavailable_counter_event(void *clientd, aeron_counters_reader_t *, int64_t registration_id,
+                                  int32_t counter_id) noexcept {
+    on_counter_event(ClientEvent::COUNTER_UNAVAILABLE, clientd, registration_id, counter_id);
+}
+
+void on_new_publication_event(void *clientd, const char *channel, int32_t stream_id, int32_t session_id,
+                              int64_t correlation_id) noexcept {
+    on_resource_event(ClientEvent::NEW_PUBLICATION, clientd, channel, stream_id, session_id, correlation_id);
+}
+
+void on_new_exclusive_publication_event(void *clientd, const char *channel, int32_t stream_id, int32_t session_id,
+                                        int64_t correlation_id) noexcept {
+    on_resource_event(ClientEvent::NEW_EXCLUSIVE_PUBLICATION, clientd, channel, stream_id, session_id,
+                      correlation_id);
+}
+
+void on_new_subscription_event(void *clientd, const char *channel, int32_t stream_id,
+                               int64_t correlation_id) noexcept {
+    on_resource_event(ClientEvent::NEW_SUBSCRIPTION, clientd, channel, stream_id, 0, correlation_id);
+}
 
 void on_error_event(void *clientd, int errcode, const char *message) noexcept {
     auto *queue = static_cast<EventQueue *>(clientd);
@@ -110,11 +163,21 @@ bool ClientState::deliver_events(double timeout_s) {
         if (closed) break;  // nothing is delivered after close()
         py::object callback;
         const char *what = "aeron_py error handler";
+        const bool counter = event.kind == ClientEvent::COUNTER_AVAILABLE || event.kind == ClientEvent::COUNTER_UNAVAILABLE;
+        const bool resource = event.kind == ClientEvent::NEW_PUBLICATION ||
+                              event.kind == ClientEvent::NEW_EXCLUSIVE_PUBLICATION ||
+                              event.kind == ClientEvent::NEW_SUBSCRIPTION;
         if (event.kind == ClientEvent::ERROR) {
             callback = error_handler;
         } else if (event.kind == ClientEvent::PUBLICATION_ERROR) {
             callback = publication_error_handler;
             what = "aeron_py on_publication_error";
+        } else if (counter) {
+            callback = counter_handler;
+            what = "aeron_py counter callback";
+        } else if (resource) {
+            callback = resource_handler;
+            what = "aeron_py on_new_publication/on_new_subscription";
         } else if (event.subscription_id != 0) {
             auto found = image_callbacks.find(event.subscription_id);
             if (found == image_callbacks.end()) continue;  // subscription closed since
@@ -140,6 +203,16 @@ bool ClientState::deliver_events(double timeout_s) {
                                   py::arg("receiver_id") = f.receiver_id, py::arg("group_tag") = f.group_tag,
                                   py::arg("source") = f.source, py::arg("error_code") = f.error_code,
                                   py::arg("message") = text));
+            } else if (counter) {
+                callback(event.kind == ClientEvent::COUNTER_AVAILABLE, event.registration_id, event.counter_id);
+            } else if (resource) {
+                py::object channel = py::reinterpret_steal<py::object>(PyUnicode_DecodeUTF8(
+                    event.message.data(), static_cast<Py_ssize_t>(event.message.size()), "replace"));
+                if (!channel) throw py::error_already_set();
+                const char *kind = event.kind == ClientEvent::NEW_SUBSCRIPTION ? "subscription"
+                                   : event.kind == ClientEvent::NEW_PUBLICATION ? "publication"
+                                                                                  : "exclusive_publication";
+                callback(kind, channel, event.stream_id, event.session_id, event.registration_id);
             } else {
                 callback(make_image_snapshot(event.image));
             }

@@ -68,10 +68,24 @@ struct PublicationErrorFrame {
 };
 
 struct ClientEvent {
-    enum Kind { ERROR, IMAGE_AVAILABLE, IMAGE_UNAVAILABLE, PUBLICATION_ERROR } kind = ERROR;
+    enum Kind {
+        ERROR,
+        IMAGE_AVAILABLE,
+        IMAGE_UNAVAILABLE,
+        PUBLICATION_ERROR,
+        COUNTER_AVAILABLE,
+        COUNTER_UNAVAILABLE,
+        NEW_PUBLICATION,
+        NEW_EXCLUSIVE_PUBLICATION,
+        NEW_SUBSCRIPTION
+    } kind = ERROR;
     int errcode = 0;
-    std::string message;  // ERROR: the client's; PUBLICATION_ERROR: the receiver's
+    std::string message;  // ERROR: the client's; PUBLICATION_ERROR: the receiver's; NEW_*: the channel
     int64_t subscription_id = 0;  // registration id of the subscription (image events)
+    int64_t registration_id = 0;  // COUNTER_* and NEW_*: the resource's registration (correlation) id
+    int32_t counter_id = 0;       // COUNTER_*
+    int32_t stream_id = 0;        // NEW_*
+    int32_t session_id = 0;       // NEW_PUBLICATION, NEW_EXCLUSIVE_PUBLICATION
     ImageConstants image;
     PublicationErrorFrame frame;
 };
@@ -152,6 +166,8 @@ struct ClientState {
     EventQueue events;
     py::object error_handler;
     py::object publication_error_handler;  // error frames for this client's publications
+    py::object counter_handler;   // (available, registration_id, counter_id): counters appearing and going
+    py::object resource_handler;  // (kind, channel, stream_id, session_id, registration_id): new pubs and subs
     std::unordered_map<int64_t, ImageCallbacks> image_callbacks;  // by subscription registration id
     std::unordered_map<int64_t, std::weak_ptr<SubState>> subscriptions;
     std::vector<std::weak_ptr<ClientDependent>> dependents;

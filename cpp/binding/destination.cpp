@@ -15,7 +15,10 @@ bool AsyncDestination::poll() {
 
 void init_destination(py::module_ &m) {
     py::class_<AsyncDestination>(m, "AsyncDestination", "aeron_async_destination_t")
-        .def("poll", &AsyncDestination::poll, "aeron_*_async_destination_poll: True when done.");
+        .def("poll", &AsyncDestination::poll, "aeron_*_async_destination_poll: True when done.")
+        .def_property_readonly("registration_id", &AsyncDestination::registration_id,
+                               "aeron_async_destination_get_registration_id: the id the driver registers the "
+                               "destination under (for remove_destination_by_id).");
 }
 
 }  // namespace aeron_py

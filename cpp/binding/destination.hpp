@@ -17,15 +17,22 @@ class AsyncDestination {
 public:
     using PollFn = int (*)(aeron_async_destination_t *);
     AsyncDestination(std::shared_ptr<ClientState> client, aeron_async_destination_t *async, PollFn poll_fn)
-        : client_(std::move(client)), async_(async), poll_fn_(poll_fn) {}
+        : client_(std::move(client)),
+          async_(async),
+          poll_fn_(poll_fn),
+          registration_id_(async != nullptr ? aeron_async_destination_get_registration_id(async) : 0) {}
 
     // True once the driver acknowledged; raises AeronError when it refused.
     bool poll();
+    // The id the driver registers the destination under (read at the start: the client frees
+    // `async_` when the command completes).
+    int64_t registration_id() const { return registration_id_; }
 
 private:
     std::shared_ptr<ClientState> client_;
     aeron_async_destination_t *async_;
     PollFn poll_fn_;
+    int64_t registration_id_;
 };
 
 }  // namespace aeron_py

@@ -1,5 +1,6 @@
 // Header (a detached copy) and HeaderView (a view of the aeron_header_t of the fragment being
-// handled; aeron_header_values, aeron_header_position). See header_view.hpp.
+// handled; aeron_header_values, aeron_header_position, aeron_header_next_term_offset,
+// aeron_header_position_bits_to_shift). See header_view.hpp.
 #include "header_view.hpp"
 
 #include <structmember.h>
@@ -53,6 +54,18 @@ PyObject *get_position(PyObject *self, void *) {
     return PyLong_FromLongLong(aeron_header_position(reinterpret_cast<HeaderViewObject *>(self)->header));
 }
 
+PyObject *get_next_term_offset(PyObject *self, void *) {
+    aeron_header_values_t v;
+    if (!values_of(self, v)) return nullptr;
+    return PyLong_FromLong(aeron_header_next_term_offset(reinterpret_cast<HeaderViewObject *>(self)->header));
+}
+
+PyObject *get_position_bits_to_shift(PyObject *self, void *) {
+    aeron_header_values_t v;
+    if (!values_of(self, v)) return nullptr;
+    return PyLong_FromSize_t(aeron_header_position_bits_to_shift(reinterpret_cast<HeaderViewObject *>(self)->header));
+}
+
 PyObject *get_is_valid(PyObject *self, void *) {
     return PyBool_FromLong(reinterpret_cast<HeaderViewObject *>(self)->header != nullptr);
 }
@@ -63,7 +76,10 @@ PyObject *view_copy(PyObject *self, PyObject *) {
     try {
         auto copy = std::make_unique<Header>();
         copy->values = v;
-        copy->position = aeron_header_position(reinterpret_cast<HeaderViewObject *>(self)->header);
+        aeron_header_t *header = reinterpret_cast<HeaderViewObject *>(self)->header;
+        copy->position = aeron_header_position(header);
+        copy->next_term_offset = aeron_header_next_term_offset(header);
+        copy->position_bits_to_shift = aeron_header_position_bits_to_shift(header);
         return py::cast(copy.release(), py::return_value_policy::take_ownership).release().ptr();
     } catch (...) {
         py::detail::try_translate_exceptions();
@@ -91,6 +107,10 @@ PyGetSetDef view_getset[] = {
     {"reserved_value", get_reserved_value, nullptr, nullptr, nullptr},
     {"initial_term_id", get_initial_term_id, nullptr, nullptr, nullptr},
     {"position", get_position, nullptr, const_cast<char *>("aeron_header_position"), nullptr},
+    {"next_term_offset", get_next_term_offset, nullptr,
+     const_cast<char *>("aeron_header_next_term_offset: the term offset of the frame after this one"), nullptr},
+    {"position_bits_to_shift", get_position_bits_to_shift, nullptr,
+     const_cast<char *>("aeron_header_position_bits_to_shift: log2 of the term length"), nullptr},
     {"is_valid", get_is_valid, nullptr, const_cast<char *>("True during the handler call only."), nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
 };
@@ -157,6 +177,10 @@ void init_header(py::module_ &m) {
         .def_property_readonly("reserved_value", [](const Header &h) { return h.values.frame.reserved_value; })
         .def_property_readonly("initial_term_id", [](const Header &h) { return h.values.initial_term_id; })
         .def_property_readonly("position", [](const Header &h) { return h.position; }, "aeron_header_position")
+        .def_property_readonly("next_term_offset", [](const Header &h) { return h.next_term_offset; },
+                               "aeron_header_next_term_offset: the term offset of the frame after this one")
+        .def_property_readonly("position_bits_to_shift", [](const Header &h) { return h.position_bits_to_shift; },
+                               "aeron_header_position_bits_to_shift: log2 of the term length")
         .def("copy", [](const Header &h) { return Header(h); }, "Another detached Header.")
         .def("__repr__", [](const Header &h) {
             return "<Header session_id=" + std::to_string(h.values.frame.session_id) +

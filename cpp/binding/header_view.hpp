@@ -13,6 +13,8 @@ namespace aeron_py {
 struct Header {
     aeron_header_values_t values{};
     int64_t position = 0;
+    int32_t next_term_offset = 0;       // aeron_header_next_term_offset
+    size_t position_bits_to_shift = 0;  // aeron_header_position_bits_to_shift
 };
 
 // Points `*slot` (made on first use) at `header`; returns it (borrowed) or nullptr with an error set.

@@ -88,6 +88,17 @@ AsyncDestination Publication::remove_destination(const std::string &uri) {
     return {client_, async, poll};
 }
 
+AsyncDestination Publication::remove_destination_by_id(int64_t destination_registration_id) {
+    check();
+    aeron_async_destination_t *async = nullptr;
+    auto poll = visit([&](auto t, auto *h) {
+        if (decltype(t)::remove_destination_by_id(&async, client_->aeron, h, destination_registration_id) < 0)
+            throw_aeron_error("aeron_publication_async_remove_destination_by_id");
+        return AsyncDestination::PollFn(decltype(t)::destination_poll);
+    });
+    return {client_, async, poll};
+}
+
 std::vector<std::string> Publication::local_sockaddrs() const {
     check();
     return read_local_sockaddrs(
@@ -194,6 +205,9 @@ void init_publication(py::module_ &m) {
              "aeron_publication_async_add_destination (MDC manual control mode).")
         .def("async_remove_destination", &P::remove_destination, py::arg("uri"),
              "aeron_publication_async_remove_destination")
+        .def("async_remove_destination_by_id", &P::remove_destination_by_id, py::arg("destination_registration_id"),
+             "aeron_publication_async_remove_destination_by_id: the destination the driver registered under that "
+             "id (AsyncDestination.registration_id of its add).")
         .def("local_sockaddrs", &P::local_sockaddrs, "aeron_publication_local_sockaddrs (every bound address).")
         .def("close", &P::close, "aeron_publication_close; aborts pending claims first. Idempotent.")
         .def("revoke", &P::revoke,

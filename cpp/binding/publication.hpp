@@ -21,6 +21,7 @@ struct ConcurrentTraits {
     static constexpr auto close = aeron_publication_close;
     static constexpr auto add_destination = aeron_publication_async_add_destination;
     static constexpr auto remove_destination = aeron_publication_async_remove_destination;
+    static constexpr auto remove_destination_by_id = aeron_publication_async_remove_destination_by_id;
     static constexpr auto local_sockaddrs = aeron_publication_local_sockaddrs;
     static constexpr auto destination_poll = aeron_publication_async_destination_poll;
 };
@@ -38,6 +39,7 @@ struct ExclusiveTraits {
     static constexpr auto close = aeron_exclusive_publication_close;
     static constexpr auto add_destination = aeron_exclusive_publication_async_add_destination;
     static constexpr auto remove_destination = aeron_exclusive_publication_async_remove_destination;
+    static constexpr auto remove_destination_by_id = aeron_exclusive_publication_async_remove_destination_by_id;
     static constexpr auto local_sockaddrs = aeron_exclusive_publication_local_sockaddrs;
     static constexpr auto destination_poll = aeron_exclusive_publication_async_destination_poll;
 };
@@ -81,6 +83,7 @@ public:
     int64_t channel_status() const;
     AsyncDestination add_destination(const std::string &uri);
     AsyncDestination remove_destination(const std::string &uri);
+    AsyncDestination remove_destination_by_id(int64_t destination_registration_id);
     // aeron_*_local_sockaddrs, asking again with room for more until every address fits.
     std::vector<std::string> local_sockaddrs() const;
     void close();  // aborts pending claims first; idempotent

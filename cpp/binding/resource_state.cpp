@@ -69,13 +69,17 @@ void ClientState::close_now() noexcept {
         // Move out first: a callback's __del__ may run Python that looks at this state.
         auto callbacks = std::move(image_callbacks);
         image_callbacks.clear();
-        py::object handler = std::move(error_handler);
+        py::object handlers[] = {std::move(error_handler), std::move(publication_error_handler),
+                                 std::move(counter_handler), std::move(resource_handler)};
     } else {
         for (auto &entry : image_callbacks) {  // leaked: Python objects must not be touched now
             entry.second.on_available.release();
             entry.second.on_unavailable.release();
         }
         error_handler.release();
+        publication_error_handler.release();
+        counter_handler.release();
+        resource_handler.release();
     }
 }
 

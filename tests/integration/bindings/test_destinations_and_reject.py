@@ -25,6 +25,26 @@ def test_mds_subscription_receives_from_added_destinations(aeron):
     assert got == [b"via a"]
 
 
+def test_an_mdc_destination_is_removed_by_the_id_its_add_returned(aeron):
+    a, b = free_udp_port(), free_udp_port()
+    pub = aeron.add_exclusive_publication("aeron:udp?control-mode=manual", 33)
+    sub_a = aeron.add_subscription(f"aeron:udp?endpoint=127.0.0.1:{a}", 33)
+    sub_b = aeron.add_subscription(f"aeron:udp?endpoint=127.0.0.1:{b}", 33)
+    id_a = pub.add_destination(f"aeron:udp?endpoint=127.0.0.1:{a}")
+    id_b = pub.add_destination(f"aeron:udp?endpoint=127.0.0.1:{b}")
+    assert isinstance(id_a, int) and id_a != id_b
+    wait_until(lambda: sub_a.is_connected and sub_b.is_connected, 10, "both destinations")
+    pub.remove_destination_by_id(id_a)
+    wait_until(lambda: not sub_a.is_connected, 15, "the removed destination's image to go")
+    assert sub_b.is_connected
+    pub.remove_destination_by_id(id_a)  # already gone: the driver acknowledges, nothing else changes
+    assert sub_b.is_connected
+    assert pub.offer_until(b"still sending", timeout=5) > 0
+    got: list[bytes] = []
+    wait_until(lambda: sub_b.poll(lambda d, h: got.append(d), 10) or got, 5, "the message via b")
+    assert got == [b"still sending"]
+
+
 def test_rejected_image_goes_away(aeron, udp_port):
     gone: list[aeron_py.Image] = []
     channel = f"aeron:udp?endpoint=127.0.0.1:{udp_port}"

@@ -43,6 +43,23 @@ def test_ipc_round_trip_delivers_bytes_and_header(aeron):
     assert header.stream_id == STREAM
     assert header.position == position
     assert sub.images()[0].source_identity == "aeron:ipc"
+    # the frame after this one: 32 B header + 9 B payload, aligned to 32; the shift is log2(term length)
+    assert header.next_term_offset == header.term_offset + 64
+    assert 1 << header.position_bits_to_shift == sub.images()[0].term_buffer_length
+
+
+def test_header_copies_keep_next_term_offset_and_term_shift(aeron):
+    pub, sub = connected_pair(aeron, "aeron:ipc?term-length=128k")
+    offer(pub, bytes(100))
+    views: list = []
+    copies: list = []
+    wait_until(lambda: sub.poll(lambda d, h: (views.append(h), copies.append(h.copy())), 1) > 0, 5, "a message")
+    [copy] = copies
+    assert (copy.next_term_offset, copy.position_bits_to_shift) == (copy.term_offset + 160, 17)
+    with pytest.raises(ValueError, match="after its fragment handler returned"):
+        views[0].next_term_offset  # a view is dead after the handler, whatever the field
+    with pytest.raises(ValueError, match="after its fragment handler returned"):
+        views[0].position_bits_to_shift
 
 
 def test_udp_unicast_round_trip_accepts_any_contiguous_buffer(aeron, udp_port):
