@@ -126,6 +126,10 @@ class Image:
     """
     aeron_image_t: one publication's stream as seen by a subscription.
     """
+    def block_poll(self, handler: typing.Any, block_length_limit: typing.SupportsInt | typing.SupportsIndex) -> int:
+        """
+        aeron_image_block_poll: handler(data, session_id, term_id) with the raw frames (headers included) as far as they are contiguous, up to block_length_limit bytes within one term; returns the bytes consumed.
+        """
     def bounded_controlled_poll(self, handler: typing.Any, limit_position: typing.SupportsInt | typing.SupportsIndex, fragment_limit: typing.SupportsInt | typing.SupportsIndex = 10, zero_copy: bool = False, with_header: bool = True) -> int:
         """
         aeron_image_bounded_controlled_poll: controlled_poll() up to limit_position; the handler returns an ACTION_* (None = CONTINUE).
@@ -222,6 +226,10 @@ class Subscription:
     def async_remove_destination(self, uri: str) -> AsyncDestination:
         """
         aeron_subscription_async_remove_destination
+        """
+    def block_poll(self, handler: typing.Any, block_length_limit: typing.SupportsInt | typing.SupportsIndex) -> int:
+        """
+        aeron_image_block_poll of each image: handler(data, session_id, term_id) per block of raw frames (headers included, up to block_length_limit bytes, within one term); returns the bytes consumed.
         """
     def close(self) -> None:
         """

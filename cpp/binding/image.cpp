@@ -4,6 +4,7 @@
 // poll / controlled_poll / poll_batch are fast methods (no pybind11 dispatch).
 #include "image.hpp"
 
+#include "block_poll.hpp"
 #include "fastcall.hpp"
 #include "instance.hpp"
 
@@ -105,6 +106,13 @@ int Image::bounded(bool controlled, py::object handler, int64_t limit_position, 
                                });
     if (count == nullptr) throw py::error_already_set();
     return py::reinterpret_steal<py::int_>(count).cast<int>();
+}
+
+long Image::block_poll(const py::object &handler, long block_length_limit) {
+    aeron_image_t *image = live();
+    return run_block_poll(*sub_, handler, block_length_limit, "block_poll", [image](BlockPoll &poll, size_t limit) {
+        return static_cast<long>(aeron_image_block_poll(image, on_block, &poll, limit));
+    });
 }
 
 #define AERON_PY_IMAGE_FAST(name, mode)                                                                   \
@@ -219,6 +227,10 @@ void init_image(py::module_ &m) {
             "aeron_image_is_publication_revoked: its publication was revoked, not closed (a callback snapshot: "
             "as it was when the callback was called, e.g. in on_unavailable_image)")
         .def("reject", &Image::reject, py::arg("reason"), "aeron_image_reject")
+        .def("block_poll", &Image::block_poll, py::arg("handler"), py::arg("block_length_limit"),
+             "aeron_image_block_poll: handler(data, session_id, term_id) with the raw frames (headers included) "
+             "as far as they are contiguous, up to block_length_limit bytes within one term; returns the bytes "
+             "consumed.")
         .def("close", &Image::close,
              "aeron_subscription_image_release; idempotent. Deferred until a poll in progress returns.");
     def_bounded(cls, "bounded_poll", false,

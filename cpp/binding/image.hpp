@@ -33,6 +33,8 @@ public:
     static PyObject *controlled_poll(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
     static PyObject *poll_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
 
+    // aeron_image_block_poll (block_poll.hpp): the bytes consumed.
+    long block_poll(const py::object &handler, long block_length_limit);
     // aeron_image_bounded_controlled_poll: poll (or controlled_poll) that stops before
     // `limit_position`. Returns the fragment count; raises the handler's exception.
     int bounded(bool controlled, py::object handler, int64_t limit_position, long fragment_limit, bool zero_copy,

@@ -5,6 +5,7 @@
 #include "common.hpp"
 #include "local_sockaddrs.hpp"
 
+#include "block_poll.hpp"
 #include "fastcall.hpp"
 #include "instance.hpp"
 #include "image.hpp"
@@ -54,6 +55,33 @@ public:
                         [subscription](aeron_controlled_fragment_handler_t handler, void *clientd, size_t limit) {
                             return aeron_subscription_controlled_poll(subscription, handler, clientd, limit);
                         });
+    }
+
+    // Each image in turn with aeron_image_block_poll (aeron_subscription_for_each_image), so after a
+    // raising handler no further image's block is consumed unseen (aeron_subscription_block_poll
+    // would go on to the next images).
+    long block_poll(const py::object &handler, long block_length_limit) {
+        aeron_subscription_t *subscription = state_->subscription;
+        return run_block_poll(*state_, handler, block_length_limit, "block_poll",
+                              [subscription](BlockPoll &poll, size_t limit) -> long {
+                                  struct Walk {
+                                      BlockPoll *poll;
+                                      size_t limit;
+                                      long consumed;
+                                      bool error;
+                                  } walk{&poll, limit, 0, false};
+                                  aeron_subscription_for_each_image(
+                                      subscription,
+                                      [](aeron_image_t *image, void *clientd) {
+                                          auto *w = static_cast<Walk *>(clientd);
+                                          if (w->poll->failed || w->error) return;
+                                          const int rc = aeron_image_block_poll(image, on_block, w->poll, w->limit);
+                                          if (rc < 0) w->error = true;
+                                          else w->consumed += rc;
+                                      },
+                                      &walk);
+                                  return walk.error ? -1 : walk.consumed;
+                              });
     }
 
     bool is_connected() { return open() && aeron_subscription_is_connected(state_->subscription); }
@@ -240,6 +268,9 @@ void init_subscription(py::module_ &m) {
         .def_property_readonly("channel", &Subscription::channel)
         .def_property_readonly("stream_id", [](const Subscription &s) { return s.constants().stream_id; })
         .def_property_readonly("registration_id", [](const Subscription &s) { return s.constants().registration_id; })
+        .def("block_poll", &Subscription::block_poll, py::arg("handler"), py::arg("block_length_limit"),
+             "aeron_image_block_poll of each image: handler(data, session_id, term_id) per block of raw frames "
+             "(headers included, up to block_length_limit bytes, within one term); returns the bytes consumed.")
         .def_readwrite("_work", &Subscription::work)
         .def("close", &Subscription::close,
              "aeron_subscription_close; idempotent. Deferred until a poll in progress returns.");
