@@ -80,13 +80,23 @@ class Publication:
         await poll_until(lambda: self.is_connected, timeout,
                          f"publication {self.channel} stream {self.stream_id} to connect", self._backoff)
 
-    async def add_destination(self, uri: object, *, timeout: float = 5.0) -> None:
+    async def add_destination(self, uri: object, *, timeout: float = 5.0) -> int:
         """Add an MDC destination (``aeron_exclusive_publication_async_add_destination``) and
-        await the driver's confirmation."""
+        await the driver's confirmation; returns its registration id (for
+        :meth:`remove_destination_by_id`)."""
         if not isinstance(self.sync, ExclusivePublication):
             raise TypeError("add_destination needs an exclusive publication (add_exclusive_publication)")
         pending = self.sync.async_add_destination(str(uri))
         await poll_until(pending.poll, timeout, f"add_destination({uri})", self._backoff)
+        return pending.registration_id
+
+    async def remove_destination_by_id(self, destination_id: int, *, timeout: float = 5.0) -> None:
+        """Remove the MDC destination :meth:`add_destination` registered as ``destination_id``
+        (``aeron_exclusive_publication_async_remove_destination_by_id``) and await the driver."""
+        if not isinstance(self.sync, ExclusivePublication):
+            raise TypeError("remove_destination_by_id needs an exclusive publication (add_exclusive_publication)")
+        pending = self.sync.async_remove_destination_by_id(destination_id)
+        await poll_until(pending.poll, timeout, f"remove_destination_by_id({destination_id})", self._backoff)
 
     def close(self) -> None:
         """Close the publication (``aeron_publication_close``); a pending offer then raises

@@ -130,3 +130,22 @@ async def test_adds_fail_with_the_drivers_message(driver: object) -> None:
             await aeron.add_subscription("aeron:udp?endpoint=not-a-host:notaport", 1)
         with pytest.raises(ValueError, match="fragment_limit"):
             await aeron.add_subscription("aeron:ipc", 1, fragment_limit=0)
+
+
+async def test_mdc_destinations_are_added_and_removed_by_id(driver: object) -> None:
+    from conftest import free_udp_port  # a free loopback UDP port
+
+    ports = (free_udp_port(), free_udp_port())
+    async with aio.Aeron(driver=driver) as aeron:
+        subs = [await aeron.add_subscription(f"aeron:udp?endpoint=127.0.0.1:{p}", 3999, with_header=False)
+                for p in ports]
+        pub = await aeron.add_exclusive_publication("aeron:udp?control-mode=manual", 3999)
+        ids = [await pub.add_destination(f"aeron:udp?endpoint=127.0.0.1:{p}") for p in ports]
+        assert len(set(ids)) == 2
+        await pub.wait_connected(DEADLINE)
+        await pub.remove_destination_by_id(ids[0])
+        await pub.offer(b"to the second only", timeout=DEADLINE)
+        assert (await asyncio.wait_for(subs[1].receive(), DEADLINE)).data == b"to the second only"
+        with pytest.raises(TypeError, match="needs an exclusive publication"):
+            shared = await aeron.add_publication("aeron:udp?control-mode=manual", 3998)
+            await shared.remove_destination_by_id(ids[1])
