@@ -31,8 +31,12 @@ void add_method(py::handle type, PyMethodDef *def) {
 }
 
 void adopt_fast_methods(py::handle cls) {
-    if (!PyType_Check(cls.ptr())) throw py::type_error("_adopt_fast_methods() expects a class");
+    // A class statement makes a heap type, whose tp_dict is always its own dict (a static
+    // built-in type's may be NULL on CPython 3.12+).
+    if (!PyType_Check(cls.ptr()) || !PyType_HasFeature(reinterpret_cast<PyTypeObject *>(cls.ptr()), Py_TPFLAGS_HEAPTYPE))
+        throw py::type_error("_adopt_fast_methods() expects a class made by a class statement (a heap type)");
     auto *type = reinterpret_cast<PyTypeObject *>(cls.ptr());
+    if (type->tp_dict == nullptr) throw py::type_error("_adopt_fast_methods(): the class has no dict");
     py::dict own = py::reinterpret_borrow<py::dict>(type->tp_dict);
     for (PyMethodDef *def : fast_defs()) {
         py::str name(def->ml_name);

@@ -78,8 +78,13 @@ def test_a_user_subclass_gets_its_own_copy_and_keeps_its_overrides() -> None:
 
 
 def test_adopt_fast_methods_refuses_what_is_not_a_class() -> None:
-    with pytest.raises(TypeError):
-        _aeron._adopt_fast_methods(42)
-    _aeron._adopt_fast_methods(int)  # a class without fast methods: nothing to adopt
-    assert "poll" not in int.__dict__
+    for not_a_python_class in (42, int, type):  # not a class, or a static built-in type: refused
+        with pytest.raises(TypeError, match="expects a class made by a class statement"):
+            _aeron._adopt_fast_methods(not_a_python_class)
+
+    class Plain:
+        pass
+
+    _aeron._adopt_fast_methods(Plain)  # a class without fast methods: nothing to adopt
+    assert "poll" not in vars(Plain)
     assert aeron_py.Subscription is Subscription
