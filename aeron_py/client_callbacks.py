@@ -39,12 +39,13 @@ NewSubscriptionHandler = Callable[[str, int, int], Any]
 
 
 def callable_or_none(name: str, value: object) -> None:
+    """TypeError naming the ``Aeron()`` argument unless ``value`` is None or callable."""
     if value is not None and not callable(value):
         raise TypeError(f"{name} must be a callable or None, got {type(value).__name__}")
 
 
 def counter_events(on_available: CounterHandler | None,
-                    on_unavailable: CounterHandler | None) -> Callable[[bool, int, int], None] | None:
+                   on_unavailable: CounterHandler | None) -> Callable[[bool, int, int], None] | None:
     """The extension's one counter callback, dispatched to the two of ``Aeron()``."""
     if on_available is None and on_unavailable is None:
         return None
@@ -57,7 +58,7 @@ def counter_events(on_available: CounterHandler | None,
 
 
 def resource_events(on_publication: NewPublicationHandler | None, on_exclusive: NewPublicationHandler | None,
-                     on_subscription: NewSubscriptionHandler | None) -> Callable[[str, str, int, int, int], None] | None:
+                    on_subscription: NewSubscriptionHandler | None) -> Callable[[str, str, int, int, int], None] | None:
     """The extension's one new-resource callback, dispatched to the three of ``Aeron()``."""
     if on_publication is None and on_exclusive is None and on_subscription is None:
         return None
@@ -74,6 +75,7 @@ def resource_events(on_publication: NewPublicationHandler | None, on_exclusive: 
 
 
 def error_frames(handler: Callable[[PublicationErrorFrame], None]) -> Callable[[dict[str, Any]], None]:
+    """The extension's error-frame callback (a dict of fields) as a :class:`PublicationErrorFrame`."""
     def deliver(fields: dict[str, Any]) -> None:
         handler(PublicationErrorFrame(**fields))
     return deliver
