@@ -83,7 +83,7 @@ void add_method(py::handle type, PyMethodDef *def);
 // 3.12+ specialises a call of a method descriptor only while `type(self)` is exactly the
 // descriptor's type; inherited from the pybind11 base, every call through aeron_py's public
 // class missed that check and took the generic call path (about 10 ns more per call, measured
-// with benchmarks/peer_paths.py). Names `cls` defines itself are left alone.
+// with benchmarks/fast_calls.py). Names `cls` defines itself are left alone.
 void adopt_fast_methods(py::handle cls);
 
 // The value of an exact int that fits a machine word without a call into CPython (3.12+:
