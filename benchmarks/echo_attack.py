@@ -1,6 +1,7 @@
 """Echo 2.0 server under attack: full-scale versions of the survival tests (issue 7).
 
     python -m benchmarks.echo_attack [--flood-sources 250] [--flood-seconds 20] [--flood-rounds 2]
+        [--flood-kind forged|publications]
         [--churn-clients 50] [--churn-rounds 20] [--cycles 1000] [--big-terms 50]
         [--only flood,flood_reclaim_only,churn,cycles,big_terms] [--out PATH]
 
@@ -10,9 +11,11 @@ VmSize, RSS, image log mappings; its driver's CnC: sender/receiver channels) and
 writes every figure to ``benchmarks/results/echo_attack.json`` (and a row of
 ``results/history/echo_attack.csv``).  Loopback only.
 
-* ``flood``: ``--flood-sources`` addresses (127.10.0.2 ...; new ones each round) offer
-  ``HELLO <random>`` as fast as offers go for ``--flood-seconds``, ``--flood-rounds``
-  times, while a new legitimate client tries once a second (each from its own
+* ``flood``: ``--flood-sources`` addresses (127.10.0.2 ...; new ones each round) send
+  ``HELLO <random>`` for ``--flood-seconds``, ``--flood-rounds`` times: by default as raw
+  forged frames at the highest rate this process reaches (``--flood-kind forged``, no flow
+  control), or offered on real Aeron publications (``--flood-kind publications``, as fast
+  as the server's flow control and flood penalty let them), while a new legitimate client tries once a second (each from its own
   address); after each: how long until a legitimate client is served, and how long
   until fds, driver channels, image mappings and image log files are back at rest
   (their baseline), sampled every second; bytes of log and telemetry written.
@@ -50,6 +53,7 @@ from typing import Any
 from aeron_py import Aeron, MediaDriver
 from aeron_py.echo.client import EchoClient, publication_channel
 from aeron_py.echo.load.flood import HelloFlood
+from aeron_py.echo.load.forged import ForgedHelloFlood
 from aeron_py.echo.load.generator import run_load
 from aeron_py.echo.core.protocol import STREAM_ID, format_hello
 from aeron_py.idle import BackoffIdleStrategy
@@ -227,7 +231,9 @@ def probe_child(port: int, control: int) -> None:
 def flood_round(s: Server, args: argparse.Namespace, base: dict[str, int], sources: list[str]) -> dict[str, Any]:
     """One flood with legitimate clients arriving during it, then how long until a
     legitimate client is served and the server is at rest."""
-    with HelloFlood(HOST, s.port, s.control, sources, seed=1) as hello_flood:
+    flooder = ForgedHelloFlood(HOST, s.port, sources, seed=1) if args.flood_kind == "forged" else \
+        HelloFlood(HOST, s.port, s.control, sources, seed=1)
+    with flooder as hello_flood:
         probe = DuringProbe(s)
         try:
             report = hello_flood.run(args.flood_seconds, on_start=probe.start)
@@ -379,6 +385,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="flood scenario: how long the HELLO flood lasts (default 20)")
     p.add_argument("--flood-rounds", type=int, default=2, metavar="N",
                    help="flood scenario: floods in a row, each measured until the server is at rest (default 2)")
+    p.add_argument("--flood-kind", choices=("forged", "publications"), default="forged",
+                   help="flood scenarios: 'forged' sends raw UDP frames with no flow control, as fast as this "
+                        "process can (ForgedHelloFlood); 'publications' offers on real Aeron publications, "
+                        "as fast as the server's flow control lets them (HelloFlood) (default forged)")
     p.add_argument("--churn-clients", type=int, default=50, metavar="N",
                    help="churn scenario: concurrent connect/echo/close clients per round (default 50)")
     p.add_argument("--churn-rounds", type=int, default=20, metavar="N",

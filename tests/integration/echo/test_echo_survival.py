@@ -19,7 +19,8 @@ import pytest
 
 from aeron_py import Aeron, MediaDriver
 from aeron_py.echo.client import EchoClient
-from aeron_py.echo.load.flood import HelloFlood
+from aeron_py.echo.load.flood import FloodReport, HelloFlood
+from aeron_py.echo.load.forged import ForgedHelloFlood
 from aeron_py.stat import DriverStat
 from aeron_py.telemetry import read_events
 from aeron_py.echo.core.protocol import STREAM_ID
@@ -177,6 +178,53 @@ def test_a_client_is_served_while_a_flood_fills_every_place_and_every_image_slot
         log = stderr_of(server)
         assert "refused and dropped in the media driver for 60 s" in log, log[-2000:]
         assert served(ports, "127.0.2.99")  # and right after it
+        assert server.stop() == 0
+
+
+def forged_flood(ports: Ports, sources: list[str], seconds: float, started: threading.Event,
+                 reports: list[FloodReport]) -> None:
+    """(a thread) A :class:`ForgedHelloFlood` for ``seconds``; its report goes to ``reports``."""
+    with ForgedHelloFlood(HOST, ports.port, sources, seed=len(reports)) as flood:
+        reports.append(flood.run(seconds, on_start=started.set))
+
+
+def test_a_forged_flood_at_full_rate_twice_serves_clients_and_rests_within_20_s(tmp_path: Path) -> None:
+    """Issue 22's flood proof, scaled: 40 addresses send forged HELLO frames (raw UDP, no
+    flow control: as fast as this process can) for 4 s at a default server, twice, from new
+    addresses each time.  The driver drops each source once the server has refused it 20
+    times; a client (a new address each try) is served during each flood and right after
+    it, and fds, driver channels, image mappings and image log files are back at their
+    baseline within 20 s of each flood's end."""
+    ports = BLOCKS.take(12)
+    with server_process(tmp_path, ports, 12) as server:
+        assert served(ports)
+        wait_until(lambda: resources(server)["image_maps"] == 0 and image_files(server) == 0, 30,
+                   "the first client's images to go")
+        baseline = resources(server)
+        for flood_round in range(2):
+            flooding = threading.Event()
+            reports: list[FloodReport] = []
+            sources = [f"127.0.{20 + flood_round}.{i}" for i in range(2, 42)]
+            thread = threading.Thread(target=forged_flood, args=(ports, sources, 4.0, flooding, reports),
+                                      name="forged-flood")
+            thread.start()
+            try:
+                wait_until(flooding.is_set, 20, "the flood to start")
+                tries, served_during = 0, False
+                while thread.is_alive() and not served_during and tries < 10:
+                    tries += 1
+                    served_during = served(ports, f"127.0.{30 + flood_round}.{tries}") and thread.is_alive()
+            finally:
+                thread.join(40)
+            ended = time.monotonic()
+            assert reports and reports[0].hellos > 10_000, reports
+            assert served_during, f"round {flood_round}: no client served during the flood in {tries} tries"
+            assert served(ports, f"127.0.{30 + flood_round}.99"), f"round {flood_round}: none right after"
+            wait_until(lambda: at_rest(server, baseline) and image_files(server) == 0, 20,
+                       f"round {flood_round}: the server back at its baseline {baseline} "
+                       f"(now {resources(server)}, {image_files(server)} image files)")
+            assert time.monotonic() - ended < 20.5
+        assert "refused and dropped in the media driver for 60 s" in stderr_of(server)
         assert server.stop() == 0
 
 
