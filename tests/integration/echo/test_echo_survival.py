@@ -120,6 +120,15 @@ def image_files(child: ChildProcess) -> int:
     return len(list(images.iterdir())) if images.is_dir() else 0
 
 
+def rest_after_a_client(server: ChildProcess, ports: Ports) -> dict[str, int]:
+    """Serves one client, waits for its images and log files to go, and returns the
+    server's resources then: its baseline at rest."""
+    assert served(ports)
+    wait_until(lambda: resources(server)["image_maps"] == 0 and image_files(server) == 0, 30,
+               "the first client's images to go")
+    return resources(server)
+
+
 def test_after_each_of_two_floods_the_server_is_at_rest_within_20_s(tmp_path: Path) -> None:
     """Issue 22's recovery bound on the server's defaults (quiet mode included): 40 sources
     flood HELLOs for 3 s, twice; each time fds, driver channels, image mappings and image log
@@ -127,10 +136,7 @@ def test_after_each_of_two_floods_the_server_is_at_rest_within_20_s(tmp_path: Pa
     liveness, then linger: about twice ``--image-liveness-timeout``, 5 s)."""
     ports = BLOCKS.take(12)
     with server_process(tmp_path, ports, 12) as server:
-        assert served(ports)
-        wait_until(lambda: resources(server)["image_maps"] == 0 and image_files(server) == 0, 30,
-                   "the first client's images to go")
-        baseline = resources(server)
+        baseline = rest_after_a_client(server, ports)
         for flood_round in range(2):
             # new addresses each round: the first round's are penalised for flooding (60 s)
             with HelloFlood(HOST, ports.port, ports.control, [f"127.0.{10 + flood_round}.{i}" for i in range(2, 42)],
@@ -206,10 +212,7 @@ def test_a_forged_flood_at_full_rate_twice_serves_clients_and_rests_within_20_s(
     are back at their baseline within 20 s of each flood's end."""
     ports = BLOCKS.take(12)
     with server_process(tmp_path, ports, 12) as server:
-        assert served(ports)
-        wait_until(lambda: resources(server)["image_maps"] == 0 and image_files(server) == 0, 30,
-                   "the first client's images to go")
-        baseline = resources(server)
+        baseline = rest_after_a_client(server, ports)
         for flood_round in range(2):
             sources = [f"127.0.{20 + flood_round}.{i}" for i in range(2, 42)]
             reports, tries, served_during = served_while(
