@@ -22,8 +22,12 @@ do not ring it.
   or :meth:`~TrafficBell.touch`\\ ed the bell for ``after`` seconds, one duty cycle per
   ``period``.  The cost: the first datagram after a quiet spell waits up to ``period``
   in the driver (and so does data offered while quiet: call :meth:`TrafficBell.touch`
-  before offering after a quiet spell, or accept the delay).  Heartbeats and status
-  messages keep flowing (their timeouts are 100 ms and more).
+  before offering after a quiet spell, or accept the delay).  A quiet driver sleeps in
+  1 ms slices: a touch, or a client's request (an add, a remove, a close, from any client
+  of the driver; not its keepalives), ends the sleep at once and counts as traffic, so
+  a client opening channels on a quiet driver is answered in a millisecond and its
+  channels connect at the hot pace.  Heartbeats and status messages keep flowing (their
+  timeouts are 100 ms and more).
 """
 from __future__ import annotations
 

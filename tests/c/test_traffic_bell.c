@@ -1,7 +1,8 @@
 /* The traffic bell and the quiet idle strategy (cpp/plugins/traffic_bell/traffic_bell.c):
  * which datagrams are application traffic, ring/touch/sequence, waiting (sequence check,
  * timeout, eventfd written only for an armed waiter), and the quiet idle decisions
- * (backoff while hot, one sleep per period when quiet, the deep period, the drain hook). */
+ * (backoff while hot, one sleep per period when quiet, the deep period, the drain hook, a
+ * quiet sleep ended by a client's request or a touch). */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -182,13 +183,81 @@ static void quiet_idle_counts_drained_work(void)
     aeron_py_quiet_idle(state, 0);
     CHECK(1 == state->spins, "no drain, no work: %lld spins, expected 1", (long long)state->spins);
     int calls = 0;
-    aeron_py_quiet_idle_attach_drain(state, drain_one, &calls);
+    aeron_py_quiet_idle_attach_drain(state, drain_one, NULL, &calls);
     aeron_py_quiet_idle(state, 0);
     CHECK(1 == calls, "the drain ran %d times, expected 1", calls);
     CHECK(drained_limit > 0, "the drain's limit: %d", drained_limit);
     CHECK(0 == state->spins, "drained work did not reset the backoff: %lld spins", (long long)state->spins);
     aeron_free(state);
     aeron_py_traffic_bell_delete(bell);
+}
+
+/* The clients' requests, as a quiet sleep sees them: the call that answers `answer_on` returns a
+ * request (or, with `touch_instead`, touches the bell and returns none). */
+typedef struct
+{
+    int calls;
+    int answer_on;
+    bool touch_instead;
+    aeron_py_traffic_bell_t *bell;
+}
+requests_rig_t;
+
+static int requests_rig(void *clientd, int limit)
+{
+    requests_rig_t *rig = clientd;
+    rig->calls++;
+    if (rig->calls != rig->answer_on)
+    {
+        return 0;
+    }
+    if (rig->touch_instead)
+    {
+        aeron_py_traffic_bell_touch(rig->bell, aeron_py_monotonic_ns());
+        return 0;
+    }
+    return limit > 0 ? 1 : 0;
+}
+
+static int quiet_sleep_calls(int64_t period_ns, int answer_on, bool touch_instead, bool *hot_after)
+{
+    aeron_py_traffic_bell_t *bell = aeron_py_traffic_bell_create();
+    aeron_py_quiet_idle_t *state = aeron_py_quiet_idle_create(bell, 50 * MS, period_ns, 0, 0);
+    requests_rig_t rig = { .calls = 0, .answer_on = answer_on, .touch_instead = touch_instead, .bell = bell };
+    aeron_py_quiet_idle_attach_drain(state, NULL, requests_rig, &rig);
+    aeron_py_traffic_bell_touch(bell, aeron_py_monotonic_ns() - 1000 * MS);  /* silent for a second: quiet */
+    aeron_py_quiet_idle(state, 0);
+    *hot_after = AERON_PY_QUIET_IDLE_SPIN == aeron_py_quiet_idle_decide(state, 0, aeron_py_monotonic_ns());
+    aeron_free(state);
+    aeron_py_traffic_bell_delete(bell);
+    return rig.calls;
+}
+
+static void a_request_ends_a_quiet_sleep_and_makes_the_driver_hot(void)
+{
+    bool hot = false;
+    /* one call before the decision, then one per 1 ms slice of a 1 s period: the third answers */
+    const int calls = quiet_sleep_calls(1000 * MS, 3, false, &hot);
+    CHECK(3 == calls, "the sleep went on after a request: %d calls, expected 3", calls);
+    CHECK(hot, "a request did not make the driver hot");
+}
+
+static void a_touch_ends_a_quiet_sleep(void)
+{
+    bool hot = false;
+    const int calls = quiet_sleep_calls(1000 * MS, 3, true, &hot);
+    CHECK(3 == calls, "the sleep went on after a touch: %d calls, expected 3", calls);
+    CHECK(hot, "a touch did not make the driver hot");
+}
+
+static void a_quiet_sleep_without_requests_lasts_its_period(void)
+{
+    bool hot = true;
+    const int64_t period = 10 * MS;
+    const int calls = quiet_sleep_calls(period, 0, false, &hot);
+    const int expected = 1 + (int)(period / AERON_PY_QUIET_WAKE_SLICE_NS);
+    CHECK(expected == calls, "%d calls, expected one before the decision and one per slice: %d", calls, expected);
+    CHECK(!hot, "no request, no touch: the driver became hot");
 }
 
 int main(void)
@@ -202,5 +271,8 @@ int main(void)
     RUN(quiet_idle_backs_off_while_hot);
     RUN(quiet_idle_sleeps_a_period_once_silent);
     RUN(quiet_idle_counts_drained_work);
+    RUN(a_request_ends_a_quiet_sleep_and_makes_the_driver_hot);
+    RUN(a_touch_ends_a_quiet_sleep);
+    RUN(a_quiet_sleep_without_requests_lasts_its_period);
     return check_summary();
 }

@@ -3,6 +3,7 @@
 #include <errno.h>
 
 #include "aeron_alloc.h"
+#include "command/aeron_control_protocol.h"
 #include "aeron_driver.h"
 #include "aeron_driver_conductor.h"
 #include "aeron_driver_context.h"
@@ -62,20 +63,54 @@ int aeron_py_conductor_drain(void *conductor_ptr, int limit)
     return count;
 }
 
-int aeron_py_client_commands_drain(void *conductor_ptr, int limit)
+/* Client commands run as the conductor runs them, the requests among them counted. */
+typedef struct
 {
-    aeron_driver_conductor_t *conductor = conductor_ptr;
+    aeron_driver_conductor_t *conductor;
+    int requests;
+}
+client_commands_t;
+
+static aeron_rb_read_action_t run_client_command(int32_t msg_type_id, const void *message, size_t length, void *clientd)
+{
+    client_commands_t *commands = clientd;
+    const aeron_rb_read_action_t action = aeron_driver_conductor_on_command(msg_type_id, message, length, commands->conductor);
+    if (AERON_RB_ABORT != action && AERON_COMMAND_CLIENT_KEEPALIVE != msg_type_id)
+    {
+        commands->requests++;
+    }
+    return action;
+}
+
+static int drain_client_commands(aeron_driver_conductor_t *conductor, int limit, int *requests)
+{
+    client_commands_t commands = { .conductor = conductor, .requests = 0 };
     int count = 0;
     /* the conductor refuses (aborts) a command while an asynchronous one is in progress */
     while (count < limit && NULL == conductor->client_command)
     {
-        if (0 == aeron_mpsc_rb_controlled_read(&conductor->to_driver_commands, aeron_driver_conductor_on_command, conductor, 1))
+        if (0 == aeron_mpsc_rb_controlled_read(&conductor->to_driver_commands, run_client_command, &commands, 1))
         {
             break;
         }
         count++;
     }
+    *requests = commands.requests;
     return count;
+}
+
+int aeron_py_client_commands_drain(void *conductor_ptr, int limit)
+{
+    int requests = 0;
+    return drain_client_commands(conductor_ptr, limit, &requests);
+}
+
+int aeron_py_client_requests_drain(void *driver_ptr, int limit)
+{
+    aeron_driver_t *driver = driver_ptr;
+    int requests = 0;
+    drain_client_commands(&driver->conductor, limit, &requests);
+    return requests;
 }
 
 /* The native resource agent's commands, by type, to the agent's own handlers. */
@@ -127,6 +162,7 @@ int aeron_py_driver_attach_drain(aeron_driver_t *driver)
     {
         return 0;
     }
-    aeron_py_quiet_idle_attach_drain(context->shared_idle_strategy_state, aeron_py_driver_drain, driver);
+    aeron_py_quiet_idle_attach_drain(
+        context->shared_idle_strategy_state, aeron_py_driver_drain, aeron_py_client_requests_drain, driver);
     return 1;
 }

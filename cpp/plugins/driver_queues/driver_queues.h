@@ -43,6 +43,11 @@ int aeron_py_conductor_drain(void *conductor, int limit);
  * (none while an asynchronous one is in progress). Returns the number run. */
 int aeron_py_client_commands_drain(void *conductor, int limit);
 
+/* The clients' commands waiting now, up to `limit`, as aeron_py_client_commands_drain runs them;
+ * returns how many were requests (anything but a keepalive, which every client sends twice a
+ * second): the quiet idle strategy's requests function (traffic_bell.h), `driver` an aeron_driver_t. */
+int aeron_py_client_requests_drain(void *driver, int limit);
+
 /* Every command queue of a SHARED driver, up to `limit` commands each, in the order work flows:
  * the clients' commands, the native resource agent's (channel parsing, log buffer mapping and
  * freeing), the receiver's, the sender's, then the conductor's. Each agent reads its queue at
@@ -54,7 +59,8 @@ int aeron_py_client_commands_drain(void *conductor, int limit);
 int aeron_py_driver_drain(void *driver, int limit);
 
 /* After aeron_driver_init, before aeron_driver_start: when the quiet idle strategy is the
- * driver's SHARED idle strategy, attaches aeron_py_driver_drain of this driver to it
+ * driver's SHARED idle strategy, attaches aeron_py_driver_drain and
+ * aeron_py_client_requests_drain of this driver to it
  * (aeron_py_quiet_idle_attach_drain: the strategy knows nothing of the driver, so this file
  * depends on traffic_bell.h and not the reverse). 1 if attached, else 0. */
 int aeron_py_driver_attach_drain(aeron_driver_t *driver);

@@ -180,6 +180,7 @@ aeron_py_quiet_idle_t *aeron_py_quiet_idle_create(
     state->yields = 0;
     state->park_ns = QUIET_MIN_PARK_NS;
     state->drain = NULL;
+    state->requests = NULL;
     state->drain_clientd = NULL;
     return state;
 }
@@ -189,10 +190,12 @@ int64_t aeron_py_quiet_idle_longest_period_ns(const aeron_py_quiet_idle_t *state
     return state->deep_period_ns > state->period_ns ? state->deep_period_ns : state->period_ns;
 }
 
-void aeron_py_quiet_idle_attach_drain(void *state_ptr, aeron_py_quiet_idle_drain_func_t drain, void *clientd)
+void aeron_py_quiet_idle_attach_drain(
+    void *state_ptr, aeron_py_quiet_idle_drain_func_t drain, aeron_py_quiet_idle_requests_func_t requests, void *clientd)
 {
     aeron_py_quiet_idle_t *state = state_ptr;
     state->drain = drain;
+    state->requests = requests;
     state->drain_clientd = clientd;
 }
 
@@ -245,9 +248,38 @@ int64_t aeron_py_quiet_idle_decide(aeron_py_quiet_idle_t *state, int work_count,
     return park_ns;
 }
 
+/* Runs the clients' requests waiting now; a request touches the bell (the driver is hot). */
+static bool answer_requests(aeron_py_quiet_idle_t *state)
+{
+    if (NULL == state->requests || state->requests(state->drain_clientd, QUIET_DRAIN_LIMIT) <= 0)
+    {
+        return false;
+    }
+    aeron_py_traffic_bell_touch(state->bell, aeron_py_monotonic_ns());
+    return true;
+}
+
+/* Sleeps `duration_ns` in slices; a client's request or a touch of the bell ends it early. */
+static void quiet_sleep(aeron_py_quiet_idle_t *state, int64_t duration_ns)
+{
+    const int64_t last_ns = aeron_py_traffic_bell_last_ns(state->bell);
+    for (int64_t left_ns = duration_ns; left_ns > 0; left_ns -= AERON_PY_QUIET_WAKE_SLICE_NS)
+    {
+        sleep_ns(left_ns < AERON_PY_QUIET_WAKE_SLICE_NS ? left_ns : AERON_PY_QUIET_WAKE_SLICE_NS);
+        if (answer_requests(state) || aeron_py_traffic_bell_last_ns(state->bell) != last_ns)
+        {
+            return;
+        }
+    }
+}
+
 void aeron_py_quiet_idle(void *state_ptr, int work_count)
 {
     aeron_py_quiet_idle_t *state = state_ptr;
+    if (answer_requests(state))
+    {
+        work_count++;
+    }
     if (NULL != state->drain)
     {
         work_count += state->drain(state->drain_clientd, QUIET_DRAIN_LIMIT);
@@ -257,8 +289,12 @@ void aeron_py_quiet_idle(void *state_ptr, int work_count)
     {
         sched_yield();
     }
+    else if (action > QUIET_MAX_PARK_NS)
+    {
+        quiet_sleep(state, action);  /* quiet: a period, cut short by a request */
+    }
     else if (action > 0)
     {
-        sleep_ns(action);
+        sleep_ns(action);  /* hot: a backoff park */
     }
 }

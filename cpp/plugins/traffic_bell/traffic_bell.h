@@ -22,6 +22,12 @@
  *     `period` once nothing rang the bell (or touched it) for `hot` nanoseconds. A duty cycle
  *     scans every publication and image, so at thousands of idle channels the cycle rate, not
  *     the traffic, is what costs CPU. Holds no policy: the times come from the caller.
+ *     A client's request (adding or removing a channel, anything but a keepalive) counts as
+ *     traffic: while quiet the strategy sleeps in slices of AERON_PY_QUIET_WAKE_SLICE_NS, runs
+ *     the requests that arrived meanwhile, and a request or a touch ends the sleep and makes the
+ *     driver hot. Without it a quiet driver answered each add a period late (up to 200 ms
+ *     deep quiet) and then connected the new channel at one duty cycle per period: a load
+ *     opening clients one add at a time crawled at one client per second or two.
  */
 #ifndef AERON_PY_TRAFFIC_BELL_H
 #define AERON_PY_TRAFFIC_BELL_H
@@ -61,6 +67,13 @@ int aeron_py_traffic_bell_wait(aeron_py_traffic_bell_t *bell, int64_t seen, int6
 /* Work the strategy runs before each idle decision, on the agent's own thread: up to `limit`
  * items, returns how many it ran (driver_queues.h attaches the drain of the driver's command queues). */
 typedef int (*aeron_py_quiet_idle_drain_func_t)(void *clientd, int limit);
+/* Runs the clients' commands waiting now (up to `limit`), on the agent's own thread; returns how
+ * many were requests (anything but a keepalive). Called before each idle decision and after
+ * each slice of a quiet sleep. */
+typedef int (*aeron_py_quiet_idle_requests_func_t)(void *clientd, int limit);
+
+/* A quiet sleep is cut into slices this long: the latency of a request to a quiet driver. */
+#define AERON_PY_QUIET_WAKE_SLICE_NS (INT64_C(1000000))
 
 typedef struct aeron_py_quiet_idle_stct
 {
@@ -73,7 +86,8 @@ typedef struct aeron_py_quiet_idle_stct
     int64_t yields;
     int64_t park_ns;
     aeron_py_quiet_idle_drain_func_t drain;  /* NULL, or run between duty cycles (driver_queues.h) */
-    void *drain_clientd;
+    aeron_py_quiet_idle_requests_func_t requests;  /* NULL, or run before drain and during quiet sleeps */
+    void *drain_clientd;                     /* for both */
 }
 aeron_py_quiet_idle_t;
 
@@ -85,8 +99,10 @@ aeron_py_quiet_idle_t *aeron_py_quiet_idle_create(
 /* The longest sleep between two duty cycles the state allows (period or deep period). */
 int64_t aeron_py_quiet_idle_longest_period_ns(const aeron_py_quiet_idle_t *state);
 void aeron_py_quiet_idle(void *state, int work_count);
-/* Before aeron_driver_start: work to run between duty cycles (its clientd outlives the state). */
-void aeron_py_quiet_idle_attach_drain(void *state, aeron_py_quiet_idle_drain_func_t drain, void *clientd);
+/* Before aeron_driver_start: work to run between duty cycles and the clients' requests (either
+ * may be NULL; clientd outlives the state). */
+void aeron_py_quiet_idle_attach_drain(
+    void *state, aeron_py_quiet_idle_drain_func_t drain, aeron_py_quiet_idle_requests_func_t requests, void *clientd);
 
 /* The decision behind aeron_py_quiet_idle, after a duty cycle that did `work_count` at
  * `now_ns`: AERON_PY_QUIET_IDLE_SPIN (return at once), AERON_PY_QUIET_IDLE_YIELD

@@ -1,8 +1,8 @@
 """The driver's traffic bell and quiet idle strategy (aeron_py.traffic,
 cpp/plugins/traffic_bell/traffic_bell.c),
 through the real C driver and UDP on loopback: what rings it and what does not, no lost
-ring between a poll and a wait, signals, closed drivers, and a quiet driver that still
-delivers."""
+ring between a poll and a wait, signals, closed drivers, a quiet driver that still
+delivers, and one that a client's request wakes."""
 from __future__ import annotations
 
 import signal
@@ -108,6 +108,23 @@ def test_quiet_driver_still_delivers_and_goes_quiet(quiet_driver: MediaDriver) -
         wait_until(lambda: pub.offer(b"after quiet") > 0, 5, "offer")
         assert bell.wait(seen, 20.0) is True
         assert receive(sub) == [b"after quiet"]
+
+
+def test_a_clients_request_wakes_a_quiet_driver_and_keepalives_do_not() -> None:
+    # quiet for a full second between duty cycles: before the requests counted, each step of
+    # an add (the command, then the channel's and the log's asynchronous work) waited for one
+    quiet = QuietIdle(after=0.5, period=1.0)
+    with MediaDriver(publication_linger_timeout_ns=0, quiet_idle=quiet) as driver, Aeron(driver=driver) as aeron:
+        bell = driver.traffic
+        # the client sends a keepalive every 0.5 s: they leave the driver quiet
+        wait_until(lambda: bell.quiet_for() > 1.5, 10, "quiet through the client's keepalives")
+        seen = bell.sequence()
+        requested = bell.quiet_for()
+        subs = [aeron.add_subscription("aeron:ipc", STREAM + i) for i in range(3)]  # IPC: no datagram rings
+        # each add touched the bell: the driver was quiet for less than a second when it answered
+        assert bell.quiet_for() < requested, (bell.quiet_for(), requested)
+        assert bell.sequence() == seen  # a touch, not a ring: no waiter is woken by a request
+        assert all(sub.channel == "aeron:ipc" for sub in subs)
 
 
 def cycle_thresholds(driver: MediaDriver) -> list[str]:
