@@ -10,10 +10,13 @@ client timeout and ``--batch`` handshakes in flight (50, as issue 22 states; the
 own default is 100), from ``--sources`` addresses 127.0.0.2....  A client that fails is
 replaced (up to 10 % of the target, the load's rule).
 
-Every 2 s the server's duologues are counted from outside (its driver's send channels
-minus the all-clients one) with both processes' CPU seconds, until the load has held the
-target for 5 s and exits.  Reported: whether the count ever fell back before the target,
-the seconds to reach it, the load's failures by reason (``server full`` among them) and
+Every 2 s the load's held count (its latest ``growing`` event: clients that completed a
+handshake and are still alive) and the server's duologues counted from outside (its
+driver's send channels minus the all-clients one, so handshakes in progress too) are
+sampled with both processes' CPU seconds, until the load has held the target for 5 s and
+exits.  Reported: whether the held count ever fell back before the target (and whether the
+server's count dipped: a handshake that fails takes its half-made duologue with it), the
+seconds to reach it, the load's failures by reason (``server full`` among them) and
 open-to-first-echo percentiles of every client.  JSON and a plot of the count over time
 go to ``benchmarks/results/echo_growth.{json,png}``, a row to its history.  Loopback only;
 not part of pytest; bounded by ``--limit`` plus the two processes' stops (up to 30 s and 20 s);
@@ -62,6 +65,20 @@ def duologues(driver_dir: str) -> int:
         return sum(c.type_id == SND_CHANNEL for c in stat.counters()) - 1  # minus the all-clients publication
 
 
+def load_held(load: Child) -> int:
+    """The load's held count: its latest ``growing`` (or ``step``) event's, 0 before the first."""
+    for line in reversed(load.snapshot()):
+        if line.text.startswith("EVENT "):
+            event = json.loads(line.text[6:])
+            if event.get("event") in ("growing", "step"):
+                return int(event["held"])
+    return 0
+
+
+def fell_back(counts: list[int]) -> bool:
+    return any(b < a for a, b in zip(counts, counts[1:]))
+
+
 def grow(args: argparse.Namespace) -> dict[str, Any]:
     server = Child("growth-server", server_argv(args.sources), dict(os.environ))
     try:
@@ -84,8 +101,9 @@ def grow(args: argparse.Namespace) -> dict[str, Any]:
         try:
             while load.proc.poll() is None and time.monotonic() - start < args.limit:
                 time.sleep(2.0 - (time.monotonic() - start) % 2.0)
-                samples.append({"t": round(time.monotonic() - start, 1), "duologues": duologues(driver_dir),
-                                "server_cpu_s": cpu_seconds(server.proc.pid), "load_cpu_s": cpu_seconds(load.proc.pid)})
+                samples.append({"t": round(time.monotonic() - start, 1), "held": load_held(load),
+                                "duologues": duologues(driver_dir), "server_cpu_s": cpu_seconds(server.proc.pid),
+                                "load_cpu_s": cpu_seconds(load.proc.pid)})
         finally:
             load.stop(grace_s=30.0)
         events = [json.loads(line.text[6:]) for line in load.lines if line.text.startswith("EVENT ")]
@@ -93,11 +111,11 @@ def grow(args: argparse.Namespace) -> dict[str, Any]:
         server.stop(grace_s=20.0)
     step = next((e for e in events if e.get("event") == "step"), {})
     reached = step.get("held", 0) >= args.clients
-    reached_at = next((s["t"] for s in samples if s["duologues"] >= args.clients), None)
-    growing = [s["duologues"] for s in samples if reached_at is None or s["t"] <= reached_at]
-    fell_back = any(b < a for a, b in zip(growing, growing[1:]))
+    reached_at = next((s["t"] for s in samples if s["held"] >= args.clients), None)
+    before = [s for s in samples if reached_at is None or s["t"] <= reached_at]
     return {"clients": args.clients, "batch": args.batch, "sources": args.sources, "reached": reached,
-            "seconds_to_target": step.get("connect_s"), "held_count_fell_back": fell_back,
+            "seconds_to_target": step.get("connect_s"), "held_count_fell_back": fell_back([s["held"] for s in before]),
+            "server_duologues_dipped": fell_back([s["duologues"] for s in before]),
             "failures": step.get("failures", {}), "open_to_first_echo_us": step.get("open_to_first_echo", {}),
             "samples": samples, "load_events": events}
 
@@ -106,10 +124,13 @@ def render(results: dict[str, Any], png: Path) -> None:
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
     samples = results["samples"]
-    ax.plot([s["t"] for s in samples], [s["duologues"] for s in samples], marker=".")
+    ax.plot([s["t"] for s in samples], [s["held"] for s in samples], marker=".", label="held by the load")
+    ax.plot([s["t"] for s in samples], [s["duologues"] for s in samples], linestyle="--",
+            label="the server's duologues (handshakes in progress too)")
     ax.axhline(results["clients"], color="grey", linestyle=":")
+    ax.legend(loc="lower right")
     ax.set_xlabel("seconds since the load started")
-    ax.set_ylabel("the server's duologues")
+    ax.set_ylabel("duologues")
     ax.set_title(f"Echo server growth to {results['clients']}, {results['batch']} handshakes in flight, 10 s timeout")
     fig.tight_layout()
     fig.savefig(png, dpi=100)
@@ -129,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
     if not 1 <= args.sources <= 250 or args.clients > SERVER_CLIENTS or args.clients < 1:
         p.error(f"--sources must be in [1, 250] and --clients in [1, {SERVER_CLIENTS}]")
     results = {"settings": vars(args) | {"out": str(args.out)}, "machine": echo_machine_info(), **grow(args)}
-    row = {k: results[k] for k in ("clients", "batch", "reached", "seconds_to_target", "held_count_fell_back")}
+    row = {k: results[k] for k in ("clients", "batch", "reached", "seconds_to_target", "held_count_fell_back",
+                                   "server_duologues_dipped")}
     row |= {f"open_to_first_echo_{q}_s": round(results["open_to_first_echo_us"].get(f"{q}_us", 0) / 1e6, 2)
             for q in ("p50", "p99")}
     row["failures"] = sum(results["failures"].values())

@@ -10,7 +10,8 @@
 Hold mode (``--hold``, :mod:`aeron_py.echo.load.hold`) opens duologues up to each of
 ``--steps`` (then ``--clients``), keeps them idle ``--hold`` seconds, then with
 ``--echo-hold`` has every client echo ``--rate`` times a second; it prints one
-``EVENT <json>`` line per stage (step reached, hold started, hold ended) and the
+``EVENT <json>`` line per stage (step reached, hold started, hold ended; while a step
+grows, one ``growing`` line every 2 s with the clients held, in flight and failed) and the
 summary as JSON at the end.  Handshake mode (``--handshakes``) times ``--clients``
 complete handshakes with ``--concurrency`` in flight.
 

@@ -11,7 +11,9 @@ that are handshaking or awaiting an echo every pass, the others from a deadline 
 ``retry_share`` of the step's new clients), holds each step idle for ``hold_s`` seconds, then
 (with ``echo_s``) while every client echoes ``rate`` times a second, and reports
 each stage through ``on_event`` (the CLI prints them as ``EVENT <json>`` lines, so a
-benchmark can measure the server while a stage lasts).  A step that holds fewer
+benchmark can measure the server while a stage lasts), and while a step grows, every
+``progress_s`` seconds, a ``growing`` event: the clients held (and still alive), in flight
+and failed so far.  A step that holds fewer
 than ``min_held`` of its target ends the growth.  :func:`run_handshakes` times
 ``count`` complete handshakes (open, CONNECT, first echo, close) with at most
 ``concurrency`` in flight.
@@ -75,6 +77,8 @@ class HoldPlan:
     hello_interval: float = 5.0
     min_held: float = 0.99
     retry_share: float = 0.1
+    #: seconds between two ``growing`` events while a step grows (held, in flight, failed)
+    progress_s: float = 2.0
     #: the held clients' driver thins idle heartbeats and status messages to one per this
     #: many seconds (None: Aeron's 0.1 s and 0.2 s, as clients on Aeron's defaults, e.g.
     #: the Java reference, send them)
@@ -89,8 +93,9 @@ class HoldPlan:
     def __post_init__(self) -> None:
         if not self.steps or any(b <= a for a, b in zip(self.steps, self.steps[1:])) or self.steps[0] < 1:
             raise ValueError(f"steps must be increasing counts >= 1, got {list(self.steps)}")
-        if not (self.hold_s >= 0 and self.echo_s >= 0 and self.rate > 0 and self.batch >= 1 and self.timeout > 0):
-            raise ValueError("hold_s and echo_s must be >= 0, rate and timeout > 0, batch >= 1")
+        if not (self.hold_s >= 0 and self.echo_s >= 0 and self.rate > 0 and self.batch >= 1 and self.timeout > 0
+                and self.progress_s > 0):
+            raise ValueError("hold_s and echo_s must be >= 0, rate, timeout and progress_s > 0, batch >= 1")
         if self.keepalive_interval is not None and not 0.1 <= self.keepalive_interval <= 2:
             raise ValueError(f"keepalive_interval must be None or in [0.1, 2] seconds, got {self.keepalive_interval!r}")
 
@@ -168,6 +173,9 @@ class _Connector:
     sched: ClientScheduler
     make: Callable[[int], EchoClient]
     batch: int
+    #: called every ``progress_s`` while growing with (held and alive, in flight, failed so far)
+    on_progress: Callable[[int, int, int], None] = lambda held, inflight, failed: None
+    progress_s: float = 2.0
     opened: int = 0
     open_errors: Counter[str] = field(default_factory=Counter)
 
@@ -179,6 +187,7 @@ class _Connector:
         failed: list[EchoClient] = []
         times: list[float] = []
         budget = target - len(held)
+        next_report = time.monotonic() + self.progress_s
         while (budget > 0 or inflight) and time.monotonic() < deadline and not self.sched.should_stop():
             while budget > 0 and len(inflight) < self.batch:
                 client = self.make(self.opened)
@@ -207,6 +216,9 @@ class _Connector:
                 else:
                     continue
                 del inflight[client]
+            if now >= next_report:
+                self.on_progress(len(_held_alive(held)), len(inflight), len(failed))
+                next_report = now + self.progress_s
         failed.extend(inflight)  # still handshaking at the deadline
         return failed, times
 
@@ -262,9 +274,13 @@ def run_hold(address: str, port: int, control_port: int, plan: HoldPlan, *, sour
             return EchoClient(address, port, control_port, count=1, timeout=plan.timeout, interface=srcs[i % len(srcs)],
                               hello_interval=plan.hello_interval, aeron=aeron, hold=True, rng=rng, secure=security)
 
-        connector = _Connector(sched, make, plan.batch)
         held: list[EchoClient] = []
         target = 0
+
+        def growing(alive: int, inflight: int, failed: int) -> None:
+            on_event({"event": "growing", "target": target, "held": alive, "in_flight": inflight, "failed": failed})
+
+        connector = _Connector(sched, make, plan.batch, growing, plan.progress_s)
         try:
             for target in plan.steps:
                 if should_stop():

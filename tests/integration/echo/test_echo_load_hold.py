@@ -28,10 +28,16 @@ def test_hold_grows_holds_echoes_and_closes_cleanly() -> None:
             if event["event"] == "hold":  # the server's view while the load holds
                 during[(event["mode"], event["target"])] = server.stats.duologues
 
-        plan = HoldPlan(steps=[10, 20], hold_s=0.5, echo_s=1.0, rate=4.0, batch=10, timeout=15.0, hello_interval=1.0)
+        plan = HoldPlan(steps=[10, 20], hold_s=0.5, echo_s=1.0, rate=4.0, batch=10, timeout=15.0, hello_interval=1.0,
+                        progress_s=0.01)
         summary = run_hold(HOST, ports.port, ports.control, plan, sources=SOURCES, on_event=on_event)
 
         assert summary["max_held"] == 20 and summary["opened"] == 20
+        growing = [e for e in events if e["event"] == "growing"]  # every 0.01 s while a step grows
+        for target in (10, 20):
+            held = [e["held"] for e in growing if e["target"] == target]
+            assert held == sorted(held) and all(target - 10 <= h <= target for h in held), (target, held)
+        assert growing and all(e["in_flight"] <= plan.batch and e["failed"] == 0 for e in growing), growing
         steps = [e for e in events if e["event"] == "step"]
         assert [(s["target"], s["held"], s["failures"]) for s in steps] == [(10, 10, {}), (20, 20, {})]
         assert during == {("idle", 10): 10, ("echo", 10): 10, ("idle", 20): 20, ("echo", 20): 20}
@@ -54,7 +60,7 @@ def test_hold_cli_prints_events_and_summary() -> None:
         assert done.returncode == 0, done.stderr
         lines = done.stdout.splitlines()
         events = [json.loads(line[len("EVENT "):]) for line in lines if line.startswith("EVENT ")]
-        assert [(e["event"], e.get("mode")) for e in events] == [
+        assert [(e["event"], e.get("mode")) for e in events if e["event"] != "growing"] == [
             ("step", None), ("hold", "idle"), ("held", "idle"), ("hold", "echo"), ("held", "echo")]
         summary = json.loads("\n".join(lines[len(events):]))
         assert summary["max_held"] == 6 and summary["steps"][0]["echo"]["rtt"]["count"] == 12
