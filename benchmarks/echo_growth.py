@@ -75,7 +75,7 @@ def load_held(load: Child) -> int:
     return 0
 
 
-def fell_back(counts: list[int]) -> bool:
+def fell_back(counts: list[float]) -> bool:
     return any(b < a for a, b in zip(counts, counts[1:]))
 
 
@@ -109,7 +109,7 @@ def grow(args: argparse.Namespace) -> dict[str, Any]:
         events = [json.loads(line.text[6:]) for line in load.lines if line.text.startswith("EVENT ")]
     finally:
         server.stop(grace_s=20.0)
-    step = next((e for e in events if e.get("event") == "step"), {})
+    step: dict[str, Any] = next((e for e in events if e.get("event") == "step"), {})
     reached = step.get("held", 0) >= args.clients
     reached_at = next((s["t"] for s in samples if s["held"] >= args.clients), None)
     before = [s for s in samples if reached_at is None or s["t"] <= reached_at]
