@@ -371,12 +371,7 @@ class EchoClient:
             self._keys.install(d.keys)  # before the channels: no datagram of theirs goes unsealed
         self._sub = self._subscription(d.control_port, d.session_id)
         self._pub = self._publication(d.data_port, d.publication_session)
-        # the broadcast channel is no longer needed: free it (and the server's fan-out)
-        for resource in (self._initial_pub, self._initial_sub):
-            if resource is not None:
-                self._owned.remove(resource)
-                resource.close()
-        self._initial_pub = self._initial_sub = None
+        self._close_broadcast()  # no longer needed: free it (and the server's fan-out)
         self.phase = Phase.DUOLOGUE
         self._phase_deadline = now + self.timeout
 
@@ -418,8 +413,20 @@ class EchoClient:
             self._finish(self._fail("the server closed the duologue"))
         return work
 
+    def _close_broadcast(self) -> None:
+        """Close the HELLO publication and the broadcast subscription.  Clients of one shared
+        driver share the broadcast's image, and a subscription nobody polls holds it back:
+        untethered, for the driver's window-limit timeout, again after every rest, and with
+        it the CONNECTs of every client still handshaking."""
+        for resource in (self._initial_pub, self._initial_sub):
+            if resource is not None:
+                self._owned.remove(resource)
+                resource.close()
+        self._initial_pub = self._initial_sub = None
+
     def _finish(self, failure: Failed | None) -> None:
         session = self._core.duologue.session_id if self._core.duologue is not None else None
+        self._close_broadcast()  # a finished client polls nothing more (its duologue stays until close())
         self.phase = Phase.DONE
         self._result = EchoResult(
             ok=failure is None, echoes=self._core.echoes_ok, rtts=tuple(self._echoing.rtts),

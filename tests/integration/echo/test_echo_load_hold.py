@@ -1,15 +1,19 @@
-"""The load generator's hold mode against a real server: duologues are held, echo, and close cleanly."""
+"""The load generator's hold mode against a real server: duologues are held, echo, and close
+cleanly; a failed client of the load's shared driver frees the broadcast at once."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from typing import Any
 
 import pytest
 
+from aeron_py import Aeron, MediaDriver
+from aeron_py.echo.client import EchoClient
 from aeron_py.echo.load.hold import HoldPlan, run_hold
-from echo_harness import HOST, PortBlocks, make_server, wait_idle
+from echo_harness import HOST, PortBlocks, make_server, wait_idle, wait_until
 
 pytestmark = [pytest.mark.timeout(90), pytest.mark.integration]
 
@@ -75,3 +79,25 @@ def test_load_driver_counters_cover_the_last_step() -> None:
     assert small.counters_buffer_length == 8 << 20  # Aeron's default
     assert big.counters_buffer_length // 128 >= (5000 + 50) * 15 + 1024
     assert big.counters_buffer_length > 8 << 20
+
+
+def test_a_failed_client_frees_its_broadcast_channels_before_close() -> None:
+    """The load's clients share one driver, and so the broadcast's image: a failed client's
+    subscription, never polled again, held it back (untethered: for the window-limit timeout,
+    again after every rest) and with it every CONNECT of the clients still handshaking, until
+    the growth stalled.  A client that fails closes its HELLO and broadcast channels at once."""
+    ports = BLOCKS.take(2)  # nobody serves them: the client fails to join
+    on_port = re.compile(rf"127\.0\.0\.1:({ports.port}|{ports.control})(?!\d)")
+    with MediaDriver(publication_linger_timeout_ns=0) as driver, Aeron(driver=driver) as aeron:
+        def channels() -> int:
+            with driver.stat() as stat:
+                return sum(bool(on_port.search(c.label)) for c in stat.counters())
+
+        client = EchoClient(HOST, ports.port, ports.control, count=1, timeout=0.5, aeron=aeron, hold=True).open()
+        try:
+            assert channels() > 0
+            wait_until(lambda: client.step() >= 0 and client.finished, 10, "the client to fail")
+            assert client.result is not None and "no server answering" in (client.result.reason or "")
+            wait_until(lambda: channels() == 0, 10, "the failed client's channels to close before close()")
+        finally:
+            client.close()
