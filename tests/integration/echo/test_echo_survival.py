@@ -204,19 +204,24 @@ def forged_flood(ports: Ports, sources: list[str], seconds: float, started: thre
 
 
 def test_a_forged_flood_at_full_rate_twice_serves_clients_and_rests_within_20_s(tmp_path: Path) -> None:
-    """Issue 22's flood proof, scaled: 40 addresses send forged HELLO frames (raw UDP, no
-    flow control: as fast as this process can) for 4 s at a default server, twice, from new
+    """Issue 22's flood proof, scaled: 20 addresses send forged HELLO frames (raw UDP, no
+    flow control: as fast as this process can) for 8 s at a default server, twice, from new
     addresses each time.  The server refuses them (and the driver drops a source once it was
     refused 20 times on one image); a client (a new address each try) is served during each
     flood and right after it, and fds, driver channels, image mappings and image log files
-    are back at their baseline within 20 s of each flood's end."""
+    are back at their baseline within 20 s of each flood's end.
+
+    The flood's duologues fill the 12 places, and until its sources have lost their standing
+    they reclaim each other's (:mod:`aeron_py.echo.core.reclaim`): about sources x 2 s /
+    places, 3.3 s here; from then on a newcomer takes the place of a duologue nobody joined.
+    A newcomer refused before that (``server full``) gives up, and the next one tries."""
     ports = BLOCKS.take(12)
     with server_process(tmp_path, ports, 12) as server:
         baseline = rest_after_a_client(server, ports)
         for flood_round in range(2):
-            sources = [f"127.0.{20 + flood_round}.{i}" for i in range(2, 42)]
+            sources = [f"127.0.{20 + flood_round}.{i}" for i in range(2, 22)]
             reports, tries, served_during = served_while(
-                ports, functools.partial(forged_flood, ports, sources, 4.0), f"127.0.{30 + flood_round}.{{}}", 10)
+                ports, functools.partial(forged_flood, ports, sources, 8.0), f"127.0.{30 + flood_round}.{{}}", 60)
             ended = time.monotonic()
             assert reports and reports[0].hellos > 10_000, reports
             assert served_during, f"round {flood_round}: no client served during the flood in {tries} tries"
