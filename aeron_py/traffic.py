@@ -23,10 +23,10 @@ do not ring it.
   ``period``.  The cost: the first datagram after a quiet spell waits up to ``period``
   in the driver (and so does data offered while quiet: call :meth:`TrafficBell.touch`
   before offering after a quiet spell, or accept the delay).  A quiet driver sleeps in
-  1 ms slices: a touch, or a client's request (an add, a remove, a close, from any client
-  of the driver; not its keepalives), ends the sleep at once and counts as traffic, so
-  a client opening channels on a quiet driver is answered in a millisecond and its
-  channels connect at the hot pace.  Heartbeats and status messages keep flowing (their
+  20 ms slices: a touch, or a client's request (an add, a remove, a close, from any client
+  of the driver; not its keepalives), ends the sleep within a slice and counts as
+  traffic, so a client opening channels on a quiet driver is answered within 20 ms,
+  deep quiet or not, and its channels connect at the hot pace.  Heartbeats and status messages keep flowing (their
   timeouts are 100 ms and more).
 """
 from __future__ import annotations
