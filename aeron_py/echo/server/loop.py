@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -85,6 +86,8 @@ from .telemetry import SNAPSHOT_COUNTERS, ServerTelemetry
 
 __all__ = ["DEFAULT_TERM_LENGTH", "SNAPSHOT_COUNTERS", "DriverLostError", "EchoServer", "ServerOptions",
            "aeron_cause"]
+
+logger = logging.getLogger("aeron_py.echo.server")
 
 _TICK_INTERVAL = 0.1
 _END_OF_STREAM_INTERVAL = 0.05  # how often cleanly closed client images are looked for
@@ -392,12 +395,16 @@ class EchoServer:
         try:
             if s is not None and not s.aeron.is_closed:
                 now = time.monotonic()
+                s.guard.disown_all()  # first: then freeing each duologue's ports costs no table publication
                 s.dispatch.execute(self._core.shutdown(now), now)
                 s.channels.drop_all_pending(now)
-                self._drain(s, now + min(self.options.send_timeout, 1.0))
+                closed = time.monotonic()
+                self._drain(s, closed + min(self.options.send_timeout, 1.0))
                 s.channels.abandon()
                 s.admission.clear()
                 self._publish()
+                logger.info("shutdown: duologues closed in %.1f s, then drained and released in %.1f s",
+                            closed - now, time.monotonic() - closed)
         finally:
             self._core.log_summary.flush(time.monotonic(), force=True)
             self._lifecycle.close()

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.timeout(30)
 
 
 class RecordingFilter:
-    """Stands in for ``driver.endpoint_filter`` (its documented three methods)."""
+    """Stands in for ``driver.endpoint_filter`` (the documented methods the guard calls)."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, Any]] = []
@@ -30,6 +30,9 @@ class RecordingFilter:
 
     def set_port_owner(self, port: int, address: str | None) -> None:
         self.calls.append(("set_port_owner", (port, address)))
+
+    def set_port_owners(self, owners: dict[int, str]) -> None:
+        self.calls.append(("set_port_owners", dict(owners)))
 
     def counters(self) -> dict[str, int]:
         return {"term_too_long": 3}
@@ -48,6 +51,7 @@ def test_without_a_filter_everything_is_a_no_op() -> None:
     guard = EndpointGuard(Driver(), CONFIG)
     guard.set_blocklist(Blocklist([Entry.create("10.0.0.1", None, "x")]))
     guard.own_port(9010, "10.0.0.2")
+    guard.disown_all()
     guard.refresh()
     assert not guard.active and guard.counters() == {}
     guard.report_term_drops(now=1.0)
@@ -109,6 +113,8 @@ def test_blocklist_ports_and_counters_reach_the_filter() -> None:
     assert recorder.calls == [("set_blocklist", ["10.0.0.1", "10.1.0.0/16"]), ("set_blocklist", ["10.0.0.1"]),
                               ("set_port_owner", (9010, "10.0.0.2")), ("set_port_owner", (9010, None))]
     assert guard.active and guard.counters() == {"filter: term_too_long": 3}
+    guard.disown_all()  # a shutdown: one publication for every port
+    assert recorder.calls[-1] == ("set_port_owners", {})
 
 
 def test_a_failing_filter_is_logged_not_raised(caplog: pytest.LogCaptureFixture) -> None:
