@@ -189,6 +189,7 @@ class EndpointFilter:
         self._lock = threading.Lock()
         self._blocklist: tuple[Network, ...] = ()
         self._owners: dict[int, IPAddress] = {}
+        self._owner_wires: dict[int, bytes] = {}  # the same owners as the C table sees them (made once each)
         self._closed = False
 
     def set_blocklist(self, entries: Iterable[str | Network]) -> None:
@@ -232,8 +233,10 @@ class EndpointFilter:
             if owner is None:
                 if self._owners.pop(port, None) is None:
                     return
+                del self._owner_wires[port]
             else:
                 self._owners[port] = owner
+                self._owner_wires[port] = _wire(owner)
             self._publish()
 
     def set_port_owners(self, owners: Mapping[int, str]) -> None:
@@ -249,6 +252,7 @@ class EndpointFilter:
         with self._lock:
             self._check_open()
             self._owners = parsed
+            self._owner_wires = {port: _wire(address) for port, address in parsed.items()}
             self._publish()
 
     @property
@@ -288,7 +292,7 @@ class EndpointFilter:
 
     def _publish(self) -> None:
         blocklist = [_wire_network(n) for n in self._blocklist]
-        owners = [(port, _wire(address)) for port, address in sorted(self._owners.items())]
+        owners = sorted(self._owner_wires.items())  # each change publishes the whole table: no conversions here
         self._native.publish(blocklist, owners)
 
     def _check_open(self) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ParamSpec, Protocol
 
@@ -45,6 +45,7 @@ class _Filter(Protocol):
 
     def set_blocklist(self, entries: Iterable[str]) -> None: ...
     def set_port_owner(self, port: int, address: str | None) -> None: ...
+    def set_port_owners(self, owners: Mapping[int, str]) -> None: ...
     def counters(self) -> dict[str, int]: ...
     def last_term_drop(self) -> TermDrop | None: ...
 
