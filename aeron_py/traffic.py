@@ -26,8 +26,8 @@ do not ring it.
   20 ms slices: a touch, or a client's request (an add, a remove, a close, from any client
   of the driver; not its keepalives), ends the sleep within a slice and counts as
   traffic, so a client opening channels on a quiet driver is answered within 20 ms,
-  deep quiet or not, and its channels connect at the hot pace.  Heartbeats and status messages keep flowing (their
-  timeouts are 100 ms and more).
+  deep quiet or not, and its channels connect at the hot pace.  Heartbeats and status
+  messages keep flowing (their timeouts are 100 ms and more).
 """
 from __future__ import annotations
 

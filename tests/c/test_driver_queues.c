@@ -209,6 +209,7 @@ static void drain_attaches_to_a_shared_quiet_idle_only(void)
     context->shared_idle_strategy_func = aeron_py_quiet_idle;
     CHECK(1 == aeron_py_driver_attach_drain(driver), "not attached to the SHARED quiet idle strategy");
     CHECK(aeron_py_driver_drain == state->drain, "the attached drain is not the driver's");
+    CHECK(aeron_py_client_requests_drain == state->requests, "the attached requests are not the driver's clients'");
     CHECK(driver == state->drain_clientd, "the drain does not drain this driver");
     aeron_driver_context_close(context);  /* frees the quiet idle state */
     aeron_py_traffic_bell_delete(bell);
