@@ -21,7 +21,9 @@
  *     strategy: Aeron's usual backoff while traffic is recent, and at most one duty cycle per
  *     `period` once nothing rang the bell (or touched it) for `hot` nanoseconds. A duty cycle
  *     scans every publication and image, so at thousands of idle channels the cycle rate, not
- *     the traffic, is what costs CPU. Holds no policy: the times come from the caller.
+ *     the traffic, is what costs CPU. The times come from the caller; only the mechanism's
+ *     own constants are fixed here (the backoff's spins and 1 ms park cap, the drain limit,
+ *     the wake slice below).
  *     A client's request (adding or removing a channel, anything but a keepalive) counts as
  *     traffic: while quiet the strategy sleeps in slices of AERON_PY_QUIET_WAKE_SLICE_NS, runs
  *     the requests that arrived meanwhile, and a request or a touch ends the sleep and makes the
