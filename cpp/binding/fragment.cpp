@@ -11,6 +11,11 @@
 #include "fastcall.hpp"
 #include "header_view.hpp"
 
+extern "C" {
+#include "aeron_image.h"  // aeron_header_t's fields
+#include "protocol/aeron_udp_protocol.h"
+}
+
 namespace aeron_py {
 
 namespace {
@@ -134,9 +139,21 @@ aeron_controlled_fragment_handler_action_t on_fragment(void *clientd, const uint
     return AERON_ACTION_BREAK;
 }
 
+aeron_controlled_fragment_handler_action_t on_message_fragment(void *clientd, const uint8_t *buffer, size_t length,
+                                                               aeron_header_t *header) {
+    // The flags test of aeron_controlled_fragment_assembler_handler (aeron_header_t as the
+    // pinned client's aeron_image.h defines it)
+    constexpr uint8_t unfragmented = AERON_DATA_HEADER_UNFRAGMENTED;
+    if ((header->frame->frame_header.flags & unfragmented) == unfragmented)
+        return on_fragment(clientd, buffer, length, header);
+    return aeron_controlled_fragment_assembler_handler(static_cast<PollContext *>(clientd)->assembler, buffer, length,
+                                                       header);
+}
+
 Poller::Poller() {
     if (aeron_controlled_fragment_assembler_create(&assembler, on_fragment, &context) < 0)
         throw_aeron_error("aeron_controlled_fragment_assembler_create");
+    context.assembler = assembler;
 }
 
 Poller::~Poller() {

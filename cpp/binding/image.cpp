@@ -7,6 +7,7 @@
 #include "block_poll.hpp"
 #include "fastcall.hpp"
 #include "instance.hpp"
+#include "log_peek.hpp"
 
 namespace aeron_py {
 
@@ -71,6 +72,10 @@ PyObject *Image::run(PollMode mode, const char *function, PyObject *const *args,
                          parsed))
         return nullptr;
     aeron_image_t *image = live();
+    // Nothing at the image's position: done without Aeron's poll (the image stays retained
+    // by this object, so its log stays mapped). A poll from inside a handler still goes on
+    // to run_poll, which refuses it.
+    if (sub_->polling == 0 && !log_peek::image_may_have_data(image)) return empty_poll_result(mode);
     if (!poller_) poller_ = std::make_unique<Poller>();
     return run_poll(*sub_, handle_.get(), *poller_, mode, parsed, true, "aeron_image_controlled_poll",
                     [image](aeron_controlled_fragment_handler_t handler, void *clientd, size_t limit) {

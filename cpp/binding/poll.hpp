@@ -25,9 +25,16 @@ struct PollContext {
     PyObject *view = nullptr;         // owned: the last zero-copy view, revived while nobody else holds it
     bool failed = false;              // the handler raised: the error is below
     PyObject *error_type = nullptr, *error_value = nullptr, *error_tb = nullptr;
+    aeron_controlled_fragment_assembler_t *assembler = nullptr;  // the poller's, for on_message_fragment
 };
 
 aeron_controlled_fragment_handler_action_t on_fragment(
+    void *clientd, const uint8_t *buffer, size_t length, aeron_header_t *header);
+
+// on_fragment for a message in one frame, the context's reassembler for a frame of a larger
+// message (which hands the whole message to on_fragment): what the reassembler itself does,
+// without its call for every unfragmented message. `clientd` is the PollContext.
+aeron_controlled_fragment_handler_action_t on_message_fragment(
     void *clientd, const uint8_t *buffer, size_t length, aeron_header_t *header);
 
 // The poll machinery of one Subscription or Image: its context and its reassembler
@@ -98,6 +105,9 @@ inline PyObject *small_count(int count) {
     return count <= 256 ? Py_NewRef(table[count]) : PyLong_FromLong(count);
 }
 
+// The result of a poll that read nothing: 0, or an empty list for BATCH.
+inline PyObject *empty_poll_result(PollMode mode) { return mode == PollMode::BATCH ? PyList_New(0) : small_count(0); }
+
 // One poll. `poll(handler, clientd)` calls aeron_{subscription,image}_controlled_poll.
 // Returns a new reference (the count, or the list for BATCH), or nullptr with an error set.
 template <typename Poll>
@@ -121,8 +131,7 @@ PyObject *run_poll(SubState &sub, ImageHandle *image, Poller &poller, PollMode m
     const size_t limit = static_cast<size_t>(args.fragment_limit);
     sub.polling++;
     sub.client->polling++;
-    const int count = reassemble ? poll(aeron_controlled_fragment_assembler_handler, poller.assembler, limit)
-                                 : poll(on_fragment, &context, limit);
+    const int count = poll(reassemble ? on_message_fragment : on_fragment, &context, limit);
     sub.polling--;
     sub.client->polling--;
     context.handler = nullptr;

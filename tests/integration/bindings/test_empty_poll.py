@@ -1,0 +1,95 @@
+"""The empty poll's short cut (cpp/binding/log_peek.hpp): a poll that would read nothing skips
+Aeron's poll, and nothing else may change. Each test here fails if the short cut says
+"nothing" where Aeron's poll would have done something: read a message after a padding
+frame, acknowledge a new image list (which lets the client free a removed image)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from aeron_py import Aeron
+from conftest import wait_until
+
+pytestmark = [pytest.mark.timeout(60), pytest.mark.integration]
+
+STREAM = 1401
+TERM = 64 * 1024
+# 1,000 B payloads make 1,056 B frames: 62 fit in a 64 KiB term, and each term ends in a
+# padding frame the next poll must step over.
+PAYLOAD = 1000
+MESSAGES = 400  # about 6.5 terms
+
+
+def _message(i: int) -> bytes:
+    return i.to_bytes(4, "little") * (PAYLOAD // 4)
+
+
+def _read_in_turn(pub, poll_one) -> list[int]:
+    """Sends each message, then polls one fragment at a time until it arrives; the indices seen."""
+    seen: list[int] = []
+    for i in range(MESSAGES):
+        wait_until(lambda: pub.offer(_message(i)) > 0, 5, f"offer of message {i}")
+        wait_until(lambda: poll_one(seen) > 0, 5, f"message {i} (after {len(seen)} read)")
+        assert poll_one(seen) == 0  # nothing more: the empty poll, with a handler that must not run
+    return seen
+
+
+def _handler(seen: list[int]):
+    def handle(data, header) -> None:
+        assert len(data) == PAYLOAD and data == _message(int.from_bytes(data[:4], "little"))
+        seen.append(int.from_bytes(data[:4], "little"))
+    return handle
+
+
+@pytest.mark.parametrize("how", ["subscription", "zero_copy", "image", "batch"])
+def test_every_message_arrives_across_padding_frames_and_term_rotations(aeron, how):
+    sub = aeron.add_subscription("aeron:ipc", STREAM)
+    pub = aeron.add_exclusive_publication(f"aeron:ipc?term-length={TERM}", STREAM)
+    wait_until(lambda: pub.is_connected and sub.is_connected, 5, "connect")
+    [image] = sub.images()
+
+    def poll_one(seen: list[int]) -> int:
+        if how == "subscription":
+            return sub.poll(_handler(seen), 1)
+        if how == "zero_copy":
+            return sub.poll(lambda view, header: _handler(seen)(bytes(view), header), 1, zero_copy=True)
+        if how == "image":
+            return image.poll(_handler(seen), 1)
+        batch = sub.poll_batch(1)
+        for data in batch:
+            _handler(seen)(data, None)
+        return len(batch)
+
+    assert _read_in_turn(pub, poll_one) == list(range(MESSAGES))
+    assert pub.position > 5 * TERM  # the log went round: padding frames and term rotations were crossed
+    image.close()
+
+
+def _mapped(path_part: str) -> int:
+    with open("/proc/self/maps") as maps:
+        return sum(path_part in line for line in maps)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")
+def test_a_subscription_that_only_polls_empty_still_lets_a_removed_image_go(driver):
+    # Aeron's poll is what tells the client conductor the subscription saw the image list
+    # without the image; only then may the conductor unmap the image's log. A short cut that
+    # skipped that would keep every removed image's log mapped for as long as nothing arrives.
+    linger_ns = 50_000_000
+    with Aeron(driver=driver, resource_linger_duration_ns=linger_ns) as publisher, \
+            Aeron(driver=driver, resource_linger_duration_ns=linger_ns) as subscriber:
+        sub = subscriber.add_subscription("aeron:ipc", STREAM + 1)
+        pub = publisher.add_exclusive_publication("aeron:ipc", STREAM + 1)
+        wait_until(lambda: pub.is_connected and sub.is_connected, 5, "connect")
+        log = f"{Path(driver.dir).name}/publications/{pub.registration_id}.logbuffer"
+        assert _mapped(log) >= 2  # the publication's mapping, the image's (and the embedded driver's)
+        calls: list[bytes] = []
+        assert sub.poll(lambda data, header: calls.append(data), 10) == 0
+        # From here on the subscription only polls: image_count, is_connected and the other
+        # image-list reads would acknowledge the new list as Aeron's poll does.
+        pub.close()
+        wait_until(lambda: sub.poll(lambda data, header: calls.append(data), 10) == 0 and _mapped(log) == 0, 10,
+                   "the log to be unmapped while the subscription polls empty")
+        assert calls == []
