@@ -34,7 +34,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # this tree's aeron_py and the benchmarks package
 
-from benchmarks.harness import RESULTS_DIR, machine_info, pyplot, save_run, wait_until  # noqa: E402
+from benchmarks.harness import (RESULTS_DIR, machine_info, pyplot, save_grouped_bars, save_run,  # noqa: E402
+                                wait_until)
 
 from aeron_py import Aeron, MediaDriver, NoOpIdleStrategy, OfferError  # noqa: E402
 from aeron_py.publication import Claim, ExclusivePublication  # noqa: E402
@@ -125,16 +126,10 @@ def render(results: dict[str, Any], out: Path) -> None:
     xs = range(len(PATHS))
     ax.bar([x - 0.2 for x in xs], [ns["inherited"][p] for p in PATHS], 0.4, label="inherited descriptor (before)")
     ax.bar([x + 0.2 for x in xs], [ns["own"][p] for p in PATHS], 0.4, label="own descriptor (now)")
-    for x, p in zip(xs, PATHS):
-        ax.annotate(f"{results['speedup_own_over_inherited'][p]:.2f}x", (x, max(ns["own"][p], ns["inherited"][p])),
-                    ha="center", va="bottom", fontsize=8)
-    ax.set_xticks(list(xs), PATHS, fontsize=8)
-    ax.set_ylabel("ns per iteration (median of rounds)")
-    ax.set_title(f"aeron_py fast calls, one process, Python {results['machine']['python']}")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    ratios = [(max(ns["own"][p], ns["inherited"][p]), f"{results['speedup_own_over_inherited'][p]:.2f}x")
+              for p in PATHS]
+    save_grouped_bars(fig, ax, out, PATHS, ratios, ylabel="ns per iteration (median of rounds)",
+                      title=f"aeron_py fast calls, one process, Python {results['machine']['python']}")
 
 
 def main(argv: list[str] | None = None) -> int:

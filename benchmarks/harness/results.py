@@ -17,7 +17,7 @@ import io
 import json
 import logging
 import subprocess
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -127,3 +127,18 @@ def pyplot() -> Any:
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def save_grouped_bars(fig: Any, ax: Any, out: Path, groups: Sequence[str], ratios: Sequence[tuple[float, str]], *,
+                      ylabel: str, title: str, legend_size: int = 8) -> None:
+    """Finishes a chart of bars grouped by ``groups``: each group's ratio text (at its height,
+    its label), the axis labels, the legend; writes ``out`` and closes the figure."""
+    for x, (height, text) in enumerate(ratios):
+        ax.annotate(text, (x, height), ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(list(range(len(groups))), list(groups), fontsize=8)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=legend_size)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    pyplot().close(fig)
