@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from aeron_py import Aeron
+from aeron_py import Aeron, AeronError
 from conftest import wait_until
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.integration]
@@ -93,3 +93,36 @@ def test_a_subscription_that_only_polls_empty_still_lets_a_removed_image_go(driv
         wait_until(lambda: sub.poll(lambda data, header: calls.append(data), 10) == 0 and _mapped(log) == 0, 10,
                    "the log to be unmapped while the subscription polls empty")
         assert calls == []
+
+
+def test_misuse_still_raises_when_there_is_nothing_to_read(aeron):
+    # The short cut runs after the checks that make a poll refuse. From the handler of a
+    # message on one image, polling the subscription's other image, which has nothing to
+    # read, still raises; so do polls of a closed image or subscription with nothing to read.
+    sub = aeron.add_subscription("aeron:ipc", STREAM + 2)
+    busy = aeron.add_exclusive_publication("aeron:ipc", STREAM + 2)
+    idle = aeron.add_exclusive_publication("aeron:ipc", STREAM + 2)
+    wait_until(lambda: busy.is_connected and idle.is_connected and sub.image_count == 2, 5, "two images")
+    idle_image = sub.image_by_session_id(idle.session_id)
+    wait_until(lambda: busy.offer(b"only") > 0, 5, "offer")
+    outcomes: list[str] = []
+
+    def handler(data, header) -> None:
+        for inner in (lambda: idle_image.poll(handler, 10), lambda: sub.poll(handler, 10),
+                      lambda: sub.poll_batch(10)):
+            try:
+                outcomes.append(f"returned {inner()!r}")
+            except RuntimeError as exc:
+                outcomes.append("re-entrant" if "re-entrant" in str(exc) else str(exc))
+
+    wait_until(lambda: sub.poll(handler, 10) > 0, 5, "the message")
+    assert outcomes == ["re-entrant"] * 3
+    assert sub.poll(handler, 10) == 0 and idle_image.poll(handler, 10) == 0  # idle again, and usable
+    idle_image.close()
+    with pytest.raises(AeronError, match="closed"):
+        idle_image.poll(handler, 10)
+    sub.close()
+    with pytest.raises(AeronError, match="closed"):
+        sub.poll(handler, 10)
+    with pytest.raises(AeronError, match="closed"):
+        sub.poll_batch(10)
