@@ -5,10 +5,10 @@
 //  A. drop entries whose subscription, image or client was closed (their references are
 //     dropped at the end, when nothing iterates the set), and refuse a poll of a
 //     subscription that is being polled already (Subscription.poll's contract);
-//  B. per entry one aeron_subscription_controlled_poll / aeron_image_controlled_poll through
-//     the entry's reassembler into `collect`, which copies into C++ storage: no Python
-//     object is made and no Python code can run, so nothing can close or change the set
-//     under the C client;
+//  B. per entry with something to read (log_peek.hpp), one aeron_subscription_controlled_poll
+//     / aeron_image_controlled_poll through the entry's reassembler into `collect`, which
+//     copies into C++ storage: no Python object is made and no Python code can run, so
+//     nothing can close or change the set under the C client;
 //  C. build the list of (key, session_id, bytes). Python may run here (GC, finalizers): the
 //     keys are held by strong references, a second poll of the set raises RuntimeError, and
 //     add/remove/clear are safe (phase C no longer looks at the entries).
@@ -16,6 +16,7 @@
 
 #include "fastcall.hpp"
 #include "image.hpp"
+#include "log_peek.hpp"
 #include "poll.hpp"
 
 #include <algorithm>
@@ -163,6 +164,11 @@ namespace {
 // One entry's controlled poll into `batch` (phase B); the C call's result.
 int poll_entry(PollSetEntry &entry, PollSetBatch &batch, size_t fragment_limit) noexcept {
     SubState &sub = *entry.sub;
+    // Nothing to read (log_peek.hpp): no C poll. Phase A has refused a set with an entry
+    // whose subscription is polling, and dropped entries closed meanwhile.
+    if (!(entry.image ? log_peek::image_may_have_data(entry.image->image)
+                      : log_peek::subscription_may_have_data(sub.subscription)))
+        return 0;
     entry.batch = &batch;
     entry.delivered = false;
     sub.polling++;

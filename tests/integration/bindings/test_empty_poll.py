@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from aeron_py import Aeron, AeronError
+from aeron_py import Aeron, AeronError, PollSet
 from conftest import wait_until
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.integration]
@@ -73,7 +73,8 @@ def _mapped(path_part: str) -> int:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")
-def test_a_subscription_that_only_polls_empty_still_lets_a_removed_image_go(driver):
+@pytest.mark.parametrize("how", ["subscription", "poll_set"])
+def test_a_subscription_that_only_polls_empty_still_lets_a_removed_image_go(driver, how):
     # Aeron's poll is what tells the client conductor the subscription saw the image list
     # without the image; only then may the conductor unmap the image's log. A short cut that
     # skipped that would keep every removed image's log mapped for as long as nothing arrives.
@@ -86,11 +87,19 @@ def test_a_subscription_that_only_polls_empty_still_lets_a_removed_image_go(driv
         log = f"{Path(driver.dir).name}/publications/{pub.registration_id}.logbuffer"
         assert _mapped(log) >= 2  # the publication's mapping, the image's (and the embedded driver's)
         calls: list[bytes] = []
-        assert sub.poll(lambda data, header: calls.append(data), 10) == 0
+        poll_set = PollSet()
+        poll_set.add(sub, "the subscription")
+
+        def poll_empty() -> bool:
+            if how == "subscription":
+                return sub.poll(lambda data, header: calls.append(data), 10) == 0
+            return poll_set.poll() == []
+
+        assert poll_empty()
         # From here on the subscription only polls: image_count, is_connected and the other
         # image-list reads would acknowledge the new list as Aeron's poll does.
         pub.close()
-        wait_until(lambda: sub.poll(lambda data, header: calls.append(data), 10) == 0 and _mapped(log) == 0, 10,
+        wait_until(lambda: poll_empty() and _mapped(log) == 0, 10,
                    "the log to be unmapped while the subscription polls empty")
         assert calls == []
 
