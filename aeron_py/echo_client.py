@@ -1,18 +1,9 @@
-"""Echo 2.0 client command line: ``python -m aeron_py.echo_client`` (also ``python -m aeron_py.echo.client``).
-
-Moved to :mod:`aeron_py.echo.client.cli`; this import path stays for existing code.
-"""
+"""``python -m aeron_py.echo_client``: the Echo 2.0 client's command line, :mod:`aeron_py.echo.client.cli`."""
 from __future__ import annotations
 
-from .echo.client.cli import (  # noqa: F401
-    main, parser,
-)
+import sys
 
-__all__ = [
-    "main", "parser",
-]
+from .echo.client.cli import main
 
 if __name__ == "__main__":
-    import sys
-
     sys.exit(main())

@@ -1,19 +1,9 @@
-"""Echo 2.0 load generator command line: ``python -m aeron_py.echo_load`` (also ``python -m aeron_py.echo.load``).
-
-Moved to :mod:`aeron_py.echo.load.generator`; this import path stays for existing code.
-"""
+"""``python -m aeron_py.echo_load``: the Echo 2.0 load generator's command line, :mod:`aeron_py.echo.load.generator`."""
 from __future__ import annotations
 
-from .echo.load.generator import (  # noqa: F401
-    LoadReport, StopFlag, main, parser, percentile, run_load, write_events, write_png,
-)
+import sys
 
-__all__ = [
-    "LoadReport", "StopFlag", "main", "parser", "percentile", "run_load", "write_events",
-    "write_png",
-]
+from .echo.load.generator import main
 
 if __name__ == "__main__":
-    import sys
-
     sys.exit(main())

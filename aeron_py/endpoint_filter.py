@@ -39,12 +39,11 @@ import ipaddress
 import logging
 import math
 import threading
-import warnings
 from collections.abc import Iterable, Mapping
 from typing import Union
 
 from . import _aeron
-from .addresses import IPAddress, Network, client_key, parse_address, parse_network
+from .addresses import IPAddress, Network, parse_address, parse_network
 from .errors import AeronError
 
 logger = logging.getLogger(__name__)
@@ -307,10 +306,3 @@ class EndpointFilter:
         state = "closed" if self._closed else f"{len(self._blocklist)} blocked, {len(self._owners)} owned ports"
         return f"<EndpointFilter of {self._where}: {state}>"
 
-
-def __getattr__(name: str) -> object:
-    if name == "source_key":  # this module's old name for the client key
-        warnings.warn("aeron_py.endpoint_filter.source_key is deprecated: use aeron_py.addresses.client_key",
-                      DeprecationWarning, stacklevel=2)
-        return client_key
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

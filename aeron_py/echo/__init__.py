@@ -81,10 +81,3 @@ __all__ = [
     "split_source_identity",
 ]
 
-
-def __getattr__(name: str) -> object:
-    if name == "address_key":  # deprecated: the client key has one name, aeron_py.addresses.client_key
-        from .per_ip import address_key
-
-        return address_key
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -27,6 +27,14 @@ def test_client_key_is_the_echo_per_ip_rule():
         assert client_key(ip) == counter.key(ip)
 
 
+def test_blocklist_networks_are_canonical():
+    from aeron_py.addresses import parse_network
+
+    assert str(parse_network("::ffff:192.0.2.0/120")) == "192.0.2.0/24"
+    with pytest.raises(ValueError, match="did you mean 192.0.2.0/24"):
+        parse_network("192.0.2.7/24")
+
+
 def test_config_defaults_are_permissive():
     config = EndpointFilterConfig()
     assert config.max_setup_term_length is None and config.setup_rate is None

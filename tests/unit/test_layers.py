@@ -5,7 +5,7 @@
   :mod:`aeron_py.addresses` (pure Python);
 * the bindings (the top level of ``aeron_py/``, ``asyncio/`` and ``stat/``) import nothing
   of the application layers (``echo/``, ``analytics/``, ``telemetry/``), except the
-  compatibility entry points that only re-export an application module;
+  ``python -m`` entry points that only call an application command line;
 * no cycle of files: following the imports (module level and inside functions) from any
   file never leads back to it.
 """
@@ -20,8 +20,8 @@ pytestmark = pytest.mark.timeout(60)
 
 PACKAGE = Path(__file__).resolve().parents[2] / "aeron_py"
 APPLICATION = ("aeron_py.echo", "aeron_py.analytics", "aeron_py.telemetry")
-# top-level files that exist only to keep an old import path or `python -m` command working
-COMPAT_ENTRY_POINTS = {"aeron_py.blocklist", "aeron_py.echo_server", "aeron_py.echo_client", "aeron_py.echo_load"}
+# top-level files that exist only for their `python -m` command: each calls an application command line
+ENTRY_POINTS = {"aeron_py.echo_server", "aeron_py.echo_client", "aeron_py.echo_load"}
 CORE_FORBIDDEN = {"threading", "time", "socket", "select", "selectors", "asyncio", "subprocess",
                   "multiprocessing", "concurrent", "signal", "os", "datetime", "sched", "_thread"}
 
@@ -77,17 +77,17 @@ def test_the_echo_core_does_no_io() -> None:
 
 def test_the_bindings_import_no_application_layer() -> None:
     for name, targets in _graph().items():
-        if name.startswith(APPLICATION) or name in COMPAT_ENTRY_POINTS:
+        if name.startswith(APPLICATION) or name in ENTRY_POINTS:
             continue
         wrong = sorted(t for t in targets if t.startswith(APPLICATION))
         assert not wrong, f"{name} (bindings) imports the application layer: {wrong}"
 
 
-def test_compat_entry_points_only_re_export() -> None:
-    for name in COMPAT_ENTRY_POINTS:
+def test_entry_points_only_call_a_command_line() -> None:
+    for name in ENTRY_POINTS:
         tree = ast.parse((PACKAGE / f"{name.split('.')[-1]}.py").read_text())
         defined = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))]
-        assert not defined, f"{name} defines {[n.name for n in defined]}: it should only re-export"
+        assert not defined, f"{name} defines {[n.name for n in defined]}: it should only call the real command line"
 
 
 def test_no_cycle_of_files() -> None:

@@ -5,7 +5,7 @@
     python -m aeron_py.echo_client DIR ADDRESS PORT CONTROL_PORT ...   # io7m take2 form
     python -m aeron_py.echo_client ADDRESS PORT CONTROL_PORT --asyncio [--uvloop]
 
-``--asyncio`` runs the same protocol on an event loop (:mod:`aeron_py.echo.async_client`
+``--asyncio`` runs the same protocol on an event loop (:mod:`aeron_py.echo.client.async_client`
 over :mod:`aeron_py.asyncio`); ``--uvloop`` uses uvloop's loop (``pip install uvloop``).
 
     python -m aeron_py.echo_client ADDRESS PORT CONTROL_PORT --secure [--server-key KEY]

@@ -45,18 +45,7 @@ from ...subscription import Subscription
 from ..core.client import EchoClientCore, Failed, OpenDuologue, random_payload
 from ..core.protocol import STREAM_ID, Echoed
 from ..core.secure_client import ServerKeyOffered
-from .common import (  # noqa: F401  (re-exported: their home before common.py)
-    DEFAULT_TERM_LENGTH,
-    EXIT_AUTHENTICATION,
-    EXIT_FAILED,
-    EXIT_OK,
-    EXIT_SERVER_ERROR,
-    EchoClientError,
-    EchoResult,
-    check_pacing,
-    publication_channel,
-    source_ip,
-)
+from .common import DEFAULT_TERM_LENGTH, EchoResult, check_pacing, publication_channel, source_ip
 from .security import SHARED_KEY_HOLD, ClientKeys, ClientSecurity, ServerKeyRefused, wrong_server_key
 
 logger = logging.getLogger(__name__)

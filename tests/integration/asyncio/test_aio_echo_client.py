@@ -1,4 +1,4 @@
-"""The asyncio Echo 2.0 client (aeron_py.echo.async_client, echo_client --asyncio) against the
+"""The asyncio Echo 2.0 client (aeron_py.echo.client.async_client, echo_client --asyncio) against the
 real server over UDP loopback, under asyncio and uvloop."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests for aeron_py.echo.client_core.EchoClientCore (guide spec, docs/spec/echo2.md §1, §4.10)."""
+"""Tests for aeron_py.echo.core.client.EchoClientCore (guide spec, docs/spec/echo2.md §1, §4.10)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests for aeron_py.echo.ports.PortAllocator (docs/spec/echo2.md §3 "Port allocator")."""
+"""Tests for aeron_py.echo.core.ports.PortAllocator (docs/spec/echo2.md §3 "Port allocator")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Wire-format tests for aeron_py.echo.protocol (docs/spec/echo2.md §1, §2)."""
+"""Wire-format tests for aeron_py.echo.core.protocol (docs/spec/echo2.md §1, §2)."""
 
 from __future__ import annotations
 

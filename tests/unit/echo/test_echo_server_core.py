@@ -1,4 +1,4 @@
-"""Tests for aeron_py.echo.server_core.EchoServerCore (docs/spec/echo2.md §3, §4)."""
+"""Tests for aeron_py.echo.core.server.EchoServerCore (docs/spec/echo2.md §3, §4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests for aeron_py.echo.sessions.SessionAllocator (docs/spec/echo2.md §3 "Session allocator")."""
+"""Tests for aeron_py.echo.core.sessions.SessionAllocator (docs/spec/echo2.md §3 "Session allocator")."""
 
 from __future__ import annotations
 
