@@ -11,8 +11,7 @@ from .. import _aeron
 if not hasattr(_aeron, "archive"):
     raise ImportError(
         "aeron_py was built without the Aeron Archive client (AERON_PY_ARCHIVE=OFF): rebuild it with "
-        "the archive on (the default; building from git needs a JDK 17+ and Maven for the SBE tool, "
-        "an sdist or a wheel does not)",
+        "the archive on (the default; unset AERON_PY_ARCHIVE)",
         name=__name__,
     )
 

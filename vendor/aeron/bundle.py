@@ -12,9 +12,7 @@ from the pinned Aeron tree (see ``fetch.py``), and nothing else:
   always adds that directory (a header-only interface target), so CMake must find the
   files it lists, though nothing of it is compiled.
 * the C archive client, ``aeron-archive/src/main/c/client`` (sources and headers), and
-  its message codecs, generated from the pinned schema by the SBE tool while the sdist is
-  built (``vendor/sbe/codecs.py``) into ``archive-codecs/``: installing the sdist then
-  needs no Java.
+  its message codecs from the pinned crate (``codecs.py``) in ``archive-codecs/``.
 
 The copy is made while ``aeron_py_backend.build_sdist`` runs and removed afterwards, so a
 checkout keeps building from the fetched crate. ``python vendor/aeron/bundle.py DEST``
@@ -39,8 +37,8 @@ FOLDERS = (
     ("aeron-client/src/main/cpp_wrapper", (".h", ".txt")),
     ("aeron-archive/src/main/c/client", (".c", ".h")),
 )
-# vendor/sbe/codecs.py, which generates the archive client's codecs
-codecs = fetch.crate_fetch.load_module("aeron_py_sbe_codecs", Path(__file__).resolve().parents[1] / "sbe" / "codecs.py")
+# codecs.py beside this file: where the archive client's generated codecs are
+codecs = fetch.crate_fetch.load_module("aeron_py_archive_codecs", Path(__file__).resolve().parent / "codecs.py")
 
 
 def wanted(tree: Path) -> Iterator[Path]:
@@ -76,8 +74,7 @@ def stage(tree: Path, dest: Path) -> int:
         "when this sdist was built; see vendor/aeron/README.md.\n"
     )
     count = fetch.crate_fetch.copy_stamped(tree, wanted(tree), dest, fetch.STAMP, text)
-    generated = codecs.locate(tree, dest / codecs.BUNDLED_NAME)
-    return count + sum(1 for path in generated.rglob("*") if path.is_file())
+    return count + codecs.bundle(tree, dest / codecs.BUNDLED_NAME, text)
 
 
 @contextlib.contextmanager

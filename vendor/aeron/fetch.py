@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Locate (or fetch) the pinned Aeron C source tree and print its path.
 
-The tree comes from the Rust crate registry's crate ``libaeron_driver-sys`` (pinned, with its
-checksum, in ``Cargo.toml`` and ``Cargo.lock`` beside this file); its ``aeron/``
-folder is the complete Aeron tree.  ``cargo fetch`` downloads it into a git-ignored
+The tree comes from the Rust crate registry's crate ``libaeron_archive_c_client-sys`` (pinned,
+with its checksum, in ``Cargo.toml`` and ``Cargo.lock`` beside this file); its ``aeron/``
+folder is the complete Aeron tree, and its ``generated/`` folder the archive client's
+message codecs that Aeron's own build generated for that tree (``codecs.py``).  ``cargo fetch`` downloads it into a git-ignored
 cache, ``cargo metadata`` tells where it landed.  Nothing is compiled by cargo.
 
 ``AERON_SOURCE_DIR=/path/to/aeron`` skips the fetch and uses an existing checkout.
@@ -29,9 +30,9 @@ if str(HERE.parent) not in sys.path:  # vendor/: crate_fetch, shared with vendor
 import crate_fetch  # noqa: E402
 from crate_fetch import FetchError  # noqa: E402  (fetch.FetchError, as before)
 
-CRATE = "libaeron_driver-sys"
+CRATE = "libaeron_archive_c_client-sys"
 VERSION = "1.54.0"
-SHA256 = "b2719da7d2dc8c05cc8368d83b09a216872080c1d8bed252066fcb47f3f4f00f"
+SHA256 = "3d6a6fc92a63be484a07e1eb4a884eca3a006a677dadc0b1bd92ce43e312a639"
 REQUIRED = ("aeron-client/src/main/c/aeronc.h", "aeron-driver/src/main/c/aeronmd.h", "version.txt")
 BUNDLED = HERE / "src"
 STAMP = "PINNED"  # in BUNDLED: names the pinned crate the copy was taken from
