@@ -4,6 +4,7 @@ minimal Java server that follows the same spec. Loopback only."""
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,40 @@ def test_java_client_gets_the_python_servers_error_reason(jar, tmp_path):
         client = run_java_client(jar, tmp_path, port, control, "--message", "NOT AN ECHO")
     assert client.returncode == 1, client.output_tail()
     assert any("bad message" in line for line in client.stdout_lines), client.output_tail()
+
+
+def wait_for_stderr(process: JavaProcess, text: str, timeout: float) -> None:
+    """Wait (on the reader threads' condition, to a deadline) until ``process`` logs ``text``."""
+    deadline = time.monotonic() + timeout
+    with process._cond:
+        while not any(text in line for line in process.stderr_lines):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or process.returncode is not None:
+                raise TimeoutError(f"no {text!r} on stderr within {timeout} s\n{process.output_tail()}")
+            process._cond.wait(timeout=min(remaining, 1.0))
+
+
+def test_four_stock_java_clients_from_one_address_three_echo_the_fourth_is_refused(jar, tmp_path):
+    """As the reference server serves them: a server on its defaults (--max-per-ip 3) holds
+    three stock clients (Aeron's 16 MiB terms) from one address at once and answers the
+    fourth with the reference's reason."""
+    server, port, control = python_server(tmp_path)
+    holders: list[JavaProcess] = []
+    with server:
+        server.wait_for_line("READY", timeout=60)
+        try:
+            for n in range(3):  # each echoes for ~15 s, holding its duologue
+                holder = JavaProcess(java_command(jar, "client", str(tmp_path / f"java-client-{n}"), "127.0.0.1",
+                                                  port, control, "--timeout", "30", "--count", "60",
+                                                  "--interval-ms", "250")).start()
+                holders.append(holder)
+                wait_for_stderr(holder, "duologue connected", timeout=60)
+            fourth = run_java_client(jar, tmp_path / "fourth", port, control, "--count", "1")
+            assert fourth.returncode == 1, fourth.output_tail() + "\n--- python server ---\n" + server.output_tail()
+            assert "ERROR too many connections for IP address" in fourth.stdout_lines, fourth.output_tail()
+            for holder in holders:
+                assert holder.wait(timeout=90) == 0, holder.output_tail()
+                assert any(line.startswith("OK") for line in holder.stdout_lines), holder.output_tail()
+        finally:
+            for holder in holders:
+                holder.stop()

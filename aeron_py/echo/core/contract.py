@@ -18,8 +18,8 @@ from .secure_handshake import ServerSecrets
 from .secure_hello import DuologueKeys
 from .sessions import DEFAULT_SESSION_MAX, DEFAULT_SESSION_MIN
 
-__all__ = ["DEFAULT_FLOOD_HELLOS", "DEFAULT_FLOOD_PENALTY", "DEFAULT_LARGE_TERM_IMAGES",
-           "DEFAULT_LARGE_TERM_IMAGES_PER_IP", "DEFAULT_LARGE_TERM_LENGTH", "DEFAULT_MAX_IMAGE_TERM_LENGTH", "DEFAULT_RECLAIM_AFTER", "DEFAULT_REFUSAL_INTERVAL",
+__all__ = ["DEFAULT_FLOOD_HELLOS", "DEFAULT_FLOOD_PENALTY", "LARGE_TERM_IMAGES_PER_CLIENT",
+           "DEFAULT_LARGE_TERM_LENGTH", "DEFAULT_MAX_IMAGE_TERM_LENGTH", "DEFAULT_RECLAIM_AFTER", "DEFAULT_REFUSAL_INTERVAL",
            "DEFAULT_STANDING_WINDOW", "Action", "BlockSource", "Broadcast", "CloseDuologue",
            "CloseReason", "CreateDuologue", "DuologueInfo", "Event", "RejectImage", "SendDuologue", "ServerConfig",
            "ServerStats"]
@@ -30,11 +30,10 @@ DEFAULT_MAX_IMAGE_TERM_LENGTH = 16 * 1024 * 1024
 #: minimum term, which already holds 8 KiB messages (the protocol's are at most 1 KiB), so
 #: a client image within it costs the server ~196 KiB of log.
 DEFAULT_LARGE_TERM_LENGTH = 64 * 1024
-#: Large-term images kept in total: 4 × 48 MiB of log at the default cap (sparse files: only
-#: what is written uses memory).
-DEFAULT_LARGE_TERM_IMAGES = 4
-#: Large-term images kept per client key: a stock client's initial and duologue images.
-DEFAULT_LARGE_TERM_IMAGES_PER_IP = 2
+#: Large-term images a stock client holds: its initial and its duologue image. The budget's
+#: defaults follow from the duologue limits (:meth:`ServerConfig.large_term_limits`), so a
+#: server serves as many stock clients as it serves duologues.
+LARGE_TERM_IMAGES_PER_CLIENT = 2
 #: A refusal repeated to the same initial image within this many seconds is not sent
 #: again (the client acts on the first one; a flood must not become a reply flood).
 DEFAULT_REFUSAL_INTERVAL = 0.5
@@ -77,8 +76,10 @@ class ServerConfig:
     ipv6_prefix: int = 64
     max_image_term_length: int = DEFAULT_MAX_IMAGE_TERM_LENGTH
     large_term_length: int = DEFAULT_LARGE_TERM_LENGTH
-    max_large_term_images: int = DEFAULT_LARGE_TERM_IMAGES
-    max_large_term_images_per_ip: int = DEFAULT_LARGE_TERM_IMAGES_PER_IP
+    #: None: ``LARGE_TERM_IMAGES_PER_CLIENT`` × ``max_clients`` + 1 (:meth:`large_term_limits`).
+    max_large_term_images: int | None = None
+    #: None: ``LARGE_TERM_IMAGES_PER_CLIENT`` × ``max_per_ip`` + 1.
+    max_large_term_images_per_ip: int | None = None
     is_blocked: Callable[[str], str | None] | None = None
     #: The glue's view of a free port still bound by a closed channel (the allocator
     #: prefers other ports); None: every free port is as good as any.
@@ -104,8 +105,9 @@ class ServerConfig:
                 raise ValueError(f"ServerConfig.{name} must be an int >= 1, got {value!r}")
         for name in ("max_large_term_images", "max_large_term_images_per_ip"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"ServerConfig.{name} must be an int >= 0 (0: no large terms), got {value!r}")
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise ValueError(
+                    f"ServerConfig.{name} must be None or an int >= 0 (0: no large terms), got {value!r}")
         if not self.refusal_interval >= 0:
             raise ValueError(f"ServerConfig.refusal_interval must be >= 0 seconds, got {self.refusal_interval!r}")
         if not self.log_interval > 0:
@@ -125,6 +127,15 @@ class ServerConfig:
             raise ValueError(
                 f"ServerConfig.idle_timeout must be None or > 0 seconds, got {self.idle_timeout!r}"
             )
+
+    def large_term_limits(self) -> tuple[int, int]:
+        """Large-term images kept at once, (in total, per client key): the configured values,
+        else two per duologue the limits allow (a stock client's initial and duologue
+        images) and one more, for the initial image of the next client, whose HELLO is then
+        answered ("server full", "too many connections") rather than its SETUP dropped."""
+        total, per_ip = self.max_large_term_images, self.max_large_term_images_per_ip
+        return (LARGE_TERM_IMAGES_PER_CLIENT * self.max_clients + 1 if total is None else total,
+                LARGE_TERM_IMAGES_PER_CLIENT * self.max_per_ip + 1 if per_ip is None else per_ip)
 
 
 # ------------------------------------------------------------------ actions

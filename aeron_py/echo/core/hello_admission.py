@@ -117,11 +117,11 @@ class HelloAdmission:
                                                  "image_id": image_id, "bytes": len(data)})]
         if self._config.secure is not None:
             return actions + self._secure_hello(image_id, sid, ip, bytes(data), now, self._config.secure)
-        oversize = len(data) > self._config.max_message
-        key = None if oversize else parse_hello(data)
+        if len(data) > self._config.max_message:
+            return actions + self._oversize(image, image_id, now)
+        key = parse_hello(data)
         if key is None:
-            cause = "oversize" if oversize else "malformed"
-            return actions + self._refuse(ip, sid, image_id, Reason.BAD_MESSAGE, cause, now)
+            return actions + self._refuse(ip, sid, image_id, Reason.BAD_MESSAGE, "malformed", now)
         repeated = self._repeat_connect(image_id, key, sid)
         if repeated is not None:
             return actions + repeated
@@ -135,6 +135,14 @@ class HelloAdmission:
             return actions + self._refuse(ip, sid, image_id, Reason.SERVER_FULL, out.cause, now)
         return actions + self._created(d, format_connect(sid, d.data_port, d.control_port,
                                                          crypt(key, d.session_id)), None)
+
+    def _oversize(self, image: InitialImage, image_id: int, now: float) -> list[Action]:
+        """A message longer than ``max_message`` on an initial image: answered ``bad message``
+        and the image rejected at once. No client sends one, and the image's log then holds
+        only what its source wrote before: HELLOs, and this message's fragments."""
+        refusal = self._refuse(image.ip, image.session_id, image_id, Reason.BAD_MESSAGE, "oversize", now)
+        image.rejected = True
+        return [*refusal, RejectImage(image_id, None, "oversize")]
 
     def _secure_hello(self, image_id: int, sid: int, ip: str, data: bytes, now: float,
                       secrets: ServerSecrets) -> list[Action]:

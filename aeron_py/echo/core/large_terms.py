@@ -3,11 +3,12 @@
 A client image's log is three terms. Aeron's minimum term (64 KiB) already holds the
 protocol's largest message many times over, but a stock Aeron client publishes with
 Aeron's default 16 MiB term (a 48 MiB log). The server accepts such *large-term*
-images, up to ``max_large_term_images_per_ip`` per client key and
-``max_large_term_images`` in total, so a stock client works out of the box while the
-memory strangers can make it map stays bounded (``max_large_term_images`` × 3 ×
-``max_image_term_length``); terms longer than ``max_image_term_length`` are refused
-outright.
+images, by default two per duologue its limits allow (a stock client's initial and
+duologue images: ``ServerConfig.large_term_limits``), so stock clients are served as the
+reference serves them: up to ``max_per_ip`` per source, ``max_clients`` in all. Logs are
+sparse files: what an image costs is what its source wrote into it, not its length (the
+memory argument is in docs/operator.md, "Memory"). Terms longer than
+``max_image_term_length`` are refused outright.
 
 The driver's endpoint filter applies the same budget to SETUPs, before any log exists;
 this is the core's own rule, which also holds without the filter. Sans-I/O: image ids in,
@@ -24,9 +25,10 @@ __all__ = ["LargeTermBudget", "large_term_rule"]
 
 def large_term_rule(config: ServerConfig, cause: str) -> str:
     """The rule behind a refusal cause of :meth:`LargeTermBudget.admit`, with its server option."""
+    total, per_ip = config.large_term_limits()
     return {"term_length": f"over --max-image-term-length {config.max_image_term_length}",
-            "large_terms_per_ip": f"beyond --large-term-images-per-ip {config.max_large_term_images_per_ip}",
-            "large_terms_total": f"beyond --large-term-images {config.max_large_term_images}"}[cause]
+            "large_terms_per_ip": f"beyond --large-term-images-per-ip {per_ip}",
+            "large_terms_total": f"beyond --large-term-images {total}"}[cause]
 
 
 class LargeTermBudget:
@@ -34,6 +36,7 @@ class LargeTermBudget:
 
     def __init__(self, config: ServerConfig) -> None:
         self._config = config
+        self._total, self._per_ip = config.large_term_limits()
         self._per_key = PerIpCounter(config.ipv6_prefix)
         self._images: dict[int, str] = {}  # image id -> its owner's IP
 
@@ -50,9 +53,9 @@ class LargeTermBudget:
             return "term_length"
         if term_length <= c.large_term_length:
             return None
-        if len(self._images) >= c.max_large_term_images:
+        if len(self._images) >= self._total:
             return "large_terms_total"
-        if self._per_key.count(ip) >= c.max_large_term_images_per_ip:
+        if self._per_key.count(ip) >= self._per_ip:
             return "large_terms_per_ip"
         self._images[image_id] = ip
         self._per_key.increment(ip)

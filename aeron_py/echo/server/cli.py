@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .loop import DEFAULT_TERM_LENGTH, DriverLostError, EchoServer, ServerOptions, aeron_cause
-from ..core.contract import (DEFAULT_LARGE_TERM_IMAGES, DEFAULT_LARGE_TERM_IMAGES_PER_IP,
+from ..core.contract import (LARGE_TERM_IMAGES_PER_CLIENT,
                              DEFAULT_FLOOD_HELLOS, DEFAULT_FLOOD_PENALTY, DEFAULT_MAX_IMAGE_TERM_LENGTH,
                              DEFAULT_RECLAIM_AFTER, ServerConfig)
 from ..core.secure_handshake import ServerSecrets
@@ -86,12 +86,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-image-term-length", type=int, default=DEFAULT_MAX_IMAGE_TERM_LENGTH,
                    help="refuse client images with a larger term (default 16 MiB, the term of a stock Aeron "
                    "client)")
-    p.add_argument("--large-term-images", type=int, default=DEFAULT_LARGE_TERM_IMAGES,
-                   help="client images with terms over 64 KiB kept at once, in total; each may map up to 3 "
-                   f"terms of log (default {DEFAULT_LARGE_TERM_IMAGES}; 0: refuse them)")
-    p.add_argument("--large-term-images-per-ip", type=int, default=DEFAULT_LARGE_TERM_IMAGES_PER_IP,
-                   help="the same, per source IP (default "
-                   f"{DEFAULT_LARGE_TERM_IMAGES_PER_IP}: one stock client's initial and duologue images)")
+    p.add_argument("--large-term-images", type=int,
+                   help="client images with terms over 64 KiB kept at once, in total (default "
+                   f"{LARGE_TERM_IMAGES_PER_CLIENT} x --clients + 1: a stock client's initial and duologue images; "
+                   "0: refuse them). Logs are sparse: an image costs what its client wrote into it")
+    p.add_argument("--large-term-images-per-ip", type=int,
+                   help=f"the same, per source IP (default {LARGE_TERM_IMAGES_PER_CLIENT} x --max-per-ip + 1)")
     p.add_argument("--ipv6-prefix", type=int, default=64, help="IPv6 prefix length counted as one IP (64)")
     p.add_argument("--blocklist", help="blocklist file; a new version of it is applied within about 0.2 s "
                    "(checked every 100 ms; SIGHUP re-reads it at once); an invalid version keeps the old list")

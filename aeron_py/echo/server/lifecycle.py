@@ -134,9 +134,10 @@ class ServerLifecycle:
         if o.dir is not None:
             driver_options.update(dir_delete_on_start=True, dir_delete_on_shutdown=True)
         if o.endpoint_filter:
+            large_total, large_per_ip = c.large_term_limits()
             driver_options.update(FilterLimits(
                 max_term_length=c.max_image_term_length, large_term_length=c.large_term_length,
-                max_large_images=c.max_large_term_images, max_large_images_per_source=c.max_large_term_images_per_ip,
+                max_large_images=large_total, max_large_images_per_source=large_per_ip,
                 setup_rate=o.setup_rate, setup_burst=o.setup_burst,
                 max_images_per_source=o.max_images_per_source,
                 max_images_total=o.max_images_total or 2 * c.max_clients + 64,

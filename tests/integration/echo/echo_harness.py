@@ -96,9 +96,9 @@ class Handshake:
 class RawPeer:
     """A hand-driven Echo 2.0 peer on plain aeron_py channels (own embedded driver)."""
 
-    def __init__(self, ports: Ports) -> None:
+    def __init__(self, ports: Ports, term_length: int = 64 * 1024) -> None:
         self.ports = ports
-        self.driver = MediaDriver(publication_linger_timeout_ns=0, term_buffer_length=64 * 1024)
+        self.driver = MediaDriver(publication_linger_timeout_ns=0, term_buffer_length=term_length)
         self.aeron = Aeron(driver=self.driver)
         self._resources: list[Any] = []
 
@@ -185,8 +185,9 @@ class RawPeer:
 
 
 @contextmanager
-def raw_peer(ports: Ports) -> Iterator[RawPeer]:
-    peer = RawPeer(ports)
+def raw_peer(ports: Ports, term_length: int = 64 * 1024) -> Iterator[RawPeer]:
+    """A :class:`RawPeer` whose publications use ``term_length`` (16 MiB: a stock client's)."""
+    peer = RawPeer(ports, term_length)
     try:
         yield peer
     finally:

@@ -10,13 +10,14 @@ import pytest
 
 from aeron_py.echo import STREAM_ID
 from aeron_py.echo.client import EchoClient
-from aeron_py.echo.core.contract import DEFAULT_MAX_IMAGE_TERM_LENGTH
+from aeron_py.echo.core.contract import DEFAULT_MAX_IMAGE_TERM_LENGTH, ServerConfig
 from echo_harness import HOST, PortBlocks, make_server, raw_peer, wait_until
 from forged import raw_socket, setup_frame
 
 pytestmark = [pytest.mark.timeout(90), pytest.mark.integration]
 
 BLOCKS = PortBlocks(32700, 32768, size=20)
+MANY = PortBlocks(23000, 23600, size=150)  # 64 duologues: 10 + 128 ports
 STOCK_TERM = 16 * 1024 * 1024
 GUARD_LOG = "aeron_py.echo.server.endpoint_guard"
 
@@ -62,18 +63,22 @@ def test_beyond_the_budget_a_stock_client_is_dropped_and_named_in_one_log_line(
         assert served.ok, served.reason
 
 
-def large_logs(driver_dir: str) -> list[int]:
-    """Apparent sizes of the image logs in the server's driver directory over 3 MiB (large terms)."""
+def large_logs(driver_dir: str) -> list[tuple[int, int]]:
+    """(apparent size, bytes allocated) of the image logs in the server's driver directory
+    over 3 MiB (large terms): the logs are sparse, so only what was written is allocated."""
     images = Path(driver_dir) / "images"
-    return [f.stat().st_size for f in images.iterdir() if f.stat().st_size > 3 << 20] if images.is_dir() else []
+    stats = [f.stat() for f in images.iterdir()] if images.is_dir() else []
+    return [(st.st_size, st.st_blocks * 512) for st in stats if st.st_size > 3 << 20]
 
 
 def test_floods_of_large_terms_stay_within_the_budget_and_a_client_is_served() -> None:
-    """Forged 1 GiB-term SETUPs and real 16 MiB-term publications from 20 addresses at once:
-    at most ``--large-term-images`` (4) large logs exist, and a client is served meanwhile."""
+    """Forged 1 GiB-term SETUPs and real 16 MiB-term publications from 30 addresses at once:
+    at most ``--large-term-images`` (2 x 8 clients + 1) large logs exist, each holding only
+    what its source wrote, and a client is served meanwhile."""
     ports = BLOCKS.take(4)
-    with make_server(ports) as server, raw_peer(ports) as peer, raw_socket("127.0.0.40") as forger:
-        for i in range(20):
+    budget, _ = ServerConfig(max_clients=8, clients_base_port=ports.base).large_term_limits()
+    with make_server(ports, clients=8) as server, raw_peer(ports) as peer, raw_socket("127.0.0.50") as forger:
+        for i in range(30):
             pub = peer.aeron.add_exclusive_publication(
                 f"aeron:udp?control=127.0.0.{10 + i}:0|control-mode=manual|term-length={STOCK_TERM}", STREAM_ID)
             pub.add_destination(f"aeron:udp?endpoint={HOST}:{ports.port}")
@@ -85,7 +90,37 @@ def test_floods_of_large_terms_stay_within_the_budget_and_a_client_is_served() -
                    15, "both floods to reach the filter")
         result = EchoClient(HOST, ports.port, ports.control, count=3, timeout=10, interface="127.0.0.3").run()
         assert result.ok, result.reason
-        assert server.stats.large_term_images <= 4
+        assert server.stats.large_term_images <= budget
         assert server.driver_dir is not None
         logs = large_logs(server.driver_dir)
-        assert len(logs) <= 4 and all(size <= 3 * STOCK_TERM + (1 << 20) for size in logs), logs
+        assert len(logs) <= budget and all(size <= 3 * STOCK_TERM + (1 << 20) for size, _ in logs), logs
+        # the flood's publications wrote nothing: each 48 MiB log holds its metadata pages only
+        assert all(allocated <= 256 << 10 for _, allocated in logs), logs
+
+
+def test_as_many_stock_clients_as_duologues_are_held_at_once_and_cost_what_they_wrote() -> None:
+    """64 stock-term clients (the CLI's default --clients) from 22 addresses, three each (the
+    default --max-per-ip), each keeping its initial publication as the reference client
+    does: all held at once by a server on the default limits, every HELLO answered, and the
+    /dev/shm their 128 large logs use is what they wrote (logged for the operator guide)."""
+    clients, sources = 64, [f"127.0.0.{20 + n}" for n in range(22)]
+    ports = MANY.take(clients)
+    with make_server(ports, clients=clients) as server, raw_peer(ports, STOCK_TERM) as peer:
+        for n in range(clients):
+            source = sources[n // 3]
+            hs = peer.handshake(key=0x1000 + n, interface=source)
+            pub, sub = peer.open_duologue(hs, interface=source)
+            peer.send(pub, b"ECHO stock")
+            assert peer.receive(sub, lambda m: m == b"ECHO stock") == b"ECHO stock"
+        assert (server.stats.duologues, server.stats.large_term_images) == (clients, 2 * clients)
+        pub, sub = peer.initial(interface="127.0.0.60")  # one more: answered, not dropped
+        peer.send(pub, b"HELLO 99")
+        assert peer.reply_to(sub, pub) == f"{pub.session_id} ERROR server full".encode()
+        assert server.driver_dir is not None
+        logs = large_logs(server.driver_dir)
+        allocated = sum(a for _, a in logs)
+        logging.getLogger(__name__).warning(
+            "%d stock clients: %d large logs, %.1f GiB apparent, %.1f MiB allocated in /dev/shm",
+            clients, len(logs), sum(s for s, _ in logs) / (1 << 30), allocated / (1 << 20))
+        assert len(logs) >= 2 * clients
+        assert allocated <= len(logs) * (256 << 10), f"{allocated} bytes in {len(logs)} logs"

@@ -91,7 +91,7 @@ def test_term_drops_are_reported_once_per_interval_with_who_and_the_option(
     guard.report_term_drops(now=101.0)
     assert caplog.text.count("dropped 12 SETUP(s)") == 1
     assert "127.0.0.5" in caplog.text and str(16 << 20) in caplog.text
-    assert "--large-term-images-per-ip 2" in caplog.text
+    assert "--large-term-images-per-ip 7" in caplog.text  # the default: 2 x --max-per-ip 3 + 1
     fake.dropped["setup_term_length"] = 5
     fake.last = TermDrop(ipaddress.ip_address("::1"), 1 << 30, "setup_term_length")
     guard.report_term_drops(now=101.0 + TERM_DROP_REPORT_INTERVAL / 2)

@@ -61,7 +61,7 @@ def test_a_stock_client_is_served_by_default_and_gives_its_places_back() -> None
 
 
 def test_per_ip_budget_refuses_the_third_large_image_and_answers_its_hello() -> None:
-    c = Core()
+    c = Core(max_large_term_images_per_ip=2)
     c.initial("192.0.2.1", STOCK_TERM)
     c.initial("192.0.2.1", STOCK_TERM)
     third, actions = c.initial("192.0.2.1", STOCK_TERM, sid=99)
@@ -97,7 +97,32 @@ def test_a_closed_duologue_gives_back_its_images_places() -> None:
     assert c.core.duologue_count == 0 and c.large == 0
 
 
+def test_the_default_budget_follows_the_duologue_limits() -> None:
+    assert ServerConfig(max_clients=64, clients_base_port=9000).large_term_limits() == (129, 7)
+    assert ServerConfig(max_clients=4, clients_base_port=9000, max_per_ip=1).large_term_limits() == (9, 3)
+    assert ServerConfig(max_clients=4, clients_base_port=9000, max_large_term_images=0,
+                        max_large_term_images_per_ip=5).large_term_limits() == (0, 5)
+
+
+def test_stock_clients_that_keep_their_initial_images_are_served_up_to_max_per_ip() -> None:
+    """Three stock clients from one address, each keeping its initial publication (as the
+    reference client does): all served; the fourth's HELLO is answered as the reference
+    answers it, not dropped."""
+    c = Core(max_per_ip=3)
+    for n in range(3):
+        initial, actions = c.initial("192.0.2.1", STOCK_TERM, sid=70 + n)
+        assert rejects(actions) == []
+        (created,) = [a for a in c.hello(initial) if isinstance(a, CreateDuologue)]
+        assert rejects(c.join(created.session_id, "192.0.2.1", STOCK_TERM)[1]) == []
+    assert c.large == 6
+    fourth, actions = c.initial("192.0.2.1", STOCK_TERM, sid=99)
+    assert rejects(actions) == []
+    assert Broadcast(b"99 ERROR too many connections for IP address") in c.hello(fourth)
+
+
 @pytest.mark.parametrize("name", ["max_large_term_images", "max_large_term_images_per_ip"])
 def test_negative_budgets_are_refused(name: str) -> None:
     with pytest.raises(ValueError, match=name):
         ServerConfig(max_clients=1, clients_base_port=9000, **{name: -1})
+    with pytest.raises(ValueError, match=name):
+        ServerConfig(max_clients=1, clients_base_port=9000, **{name: True})

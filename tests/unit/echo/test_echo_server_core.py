@@ -161,6 +161,8 @@ def test_oversize_hello_is_bad_message() -> None:
     actions = h.hello(3, "192.0.2.1", b"HELLO 0001")  # 10 bytes, would parse
     assert of(actions, Broadcast) == [Broadcast(b"3 ERROR bad message")]
     assert events(actions, "reject")[0].fields["cause"] == "oversize"
+    # no client sends one: the image is rejected at once, so its log holds no more than this
+    assert of(actions, RejectImage) == [RejectImage(h.next_image - 1, None, "oversize")]
     assert of(Harness(make(max_message=10)).hello(3, "192.0.2.1", b"HELLO 0001"), CreateDuologue)
 
 
