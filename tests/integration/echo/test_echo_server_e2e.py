@@ -18,6 +18,7 @@ from aeron_py.telemetry import read_events
 from echo_harness import (
     CONNECT_RE, HOST, PortBlocks, make_server, raw_peer, udp_port_free, wait_idle, wait_until,
 )
+from processes import remove_dead_driver_dirs
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.integration]
 
@@ -72,8 +73,7 @@ def test_oversize_echo_is_a_bad_message() -> None:
 def test_bad_hello_variants_get_error_bad_message() -> None:
     ports = BLOCKS.take()
     variants = [b"", b"HELLO", b"HELLO ", b"hello 1A", b"HELLO 1a", b"HELLO  1A", b"HELLO 1A ", b" HELLO 1A",
-                b"HELLO 1FFFFFFFF", b"HELLO 0x1A", "HELLO ١٢".encode(), b"HELLO \xff", b"HELLO 1A\n",
-                b"HELLO " + b"A" * 2000]
+                b"HELLO 1FFFFFFFF", b"HELLO 0x1A", "HELLO ١٢".encode(), b"HELLO \xff", b"HELLO 1A\n"]
     with make_server(ports, refusal_interval=0.0) as server, raw_peer(ports) as peer:  # answer each one
         pub, sub = peer.initial()
         for bad in variants:
@@ -82,8 +82,22 @@ def test_bad_hello_variants_get_error_bad_message() -> None:
         peer.send(pub, b"HELLO 1A")  # the same client may retry with a good HELLO
         assert CONNECT_RE.fullmatch(peer.reply_to(sub, pub))
         stats = server.stats
-        assert stats.rejects == {"malformed": len(variants) - 1, "oversize": 1}
+        assert stats.rejects == {"malformed": len(variants)}
         assert stats.hellos == len(variants) + 1 and stats.connects == 1
+
+
+def test_an_oversize_hello_is_answered_and_its_image_rejected() -> None:
+    """No client sends a message longer than --max-message on its initial publication: it
+    is answered ``bad message`` and the image rejected at once (its log then holds no
+    more than that); the client's next publication is served."""
+    ports = BLOCKS.take()
+    with make_server(ports) as server, raw_peer(ports) as peer:
+        pub, sub = peer.initial()
+        peer.send(pub, b"HELLO " + b"A" * 2000)
+        assert peer.reply_to(sub, pub) == f"{pub.session_id} ERROR bad message".encode()
+        wait_until(lambda: server.stats.initial_images == 0, 15, "the rejected initial image to go")
+        assert server.stats.rejects == {"oversize": 1} and server.stats.connects == 0
+        assert peer.handshake(key=0x1A).session  # a new publication (a new session) is served
 
 
 def test_reply_that_cannot_leave_closes_only_its_duologue() -> None:
@@ -185,6 +199,7 @@ def test_client_vanishing_mid_echo_frees_its_duologue(tmp_path: Path) -> None:
         finally:
             child.send_signal(signal.SIGKILL)
             child.wait(5)
+            remove_dead_driver_dirs(child.pid, [tmp_path / "client-aeron"])
         wait_until(lambda: server.stats.closes.get("client_gone") == 1, 10, "the server to notice")
         wait_idle(server)
         after = EchoClient(HOST, ports.port, ports.control, count=2, timeout=5).run()
