@@ -3,6 +3,9 @@
 * the sans-I/O Echo core (``aeron_py/echo/core``) imports no Aeron, threads, sockets,
   event loops, processes or clocks: only the standard library's pure parts, itself, and
   :mod:`aeron_py.addresses` (pure Python);
+* the core takes facts, never callables: no field of its contract (``contract.py``) and
+  no parameter of :class:`EchoServerCore`'s methods is annotated ``Callable`` (what the
+  glue knows, a blocked source, a busy port, the time, arrives as an argument);
 * the bindings (the top level of ``aeron_py/``, ``asyncio/`` and ``stat/``) import nothing
   of the application layers (``echo/``, ``analytics/``, ``telemetry/``), except the
   ``python -m`` entry points that only call an application command line;
@@ -73,6 +76,26 @@ def test_the_echo_core_does_no_io() -> None:
                 assert top not in CORE_FORBIDDEN, f"{path.name} imports {target}: no I/O, threads or clocks in the core"
     # what the core may import of aeron_py is pure too
     assert {t.split(".")[0] for t in _imports(PACKAGE / "addresses.py")} <= {"__future__", "ipaddress", "typing"}
+
+
+def test_the_echo_core_takes_facts_not_callables() -> None:
+    core = PACKAGE / "echo" / "core"
+    contract = ast.parse((core / "contract.py").read_text(encoding="utf-8"))
+    fields = [(node.name, item) for node in contract.body if isinstance(node, ast.ClassDef)
+              for item in node.body if isinstance(item, ast.AnnAssign)]
+    assert len(fields) >= 20, "the contract moved: update this test"
+    for cls, item in fields:
+        assert "Callable" not in ast.unparse(item.annotation), \
+            f"contract.py {cls}.{ast.unparse(item.target)} holds a callable: pass the fact instead"
+    server = ast.parse((core / "server.py").read_text(encoding="utf-8"))
+    (core_class,) = [n for n in server.body if isinstance(n, ast.ClassDef) and n.name == "EchoServerCore"]
+    methods = [m for m in core_class.body if isinstance(m, ast.FunctionDef)]
+    assert len(methods) >= 10, "EchoServerCore moved: update this test"
+    for method in methods:
+        for arg in (*method.args.args, *method.args.kwonlyargs):
+            annotation = ast.unparse(arg.annotation) if arg.annotation is not None else ""
+            assert "Callable" not in annotation, \
+                f"EchoServerCore.{method.name}({arg.arg}) takes a callable: pass the fact instead"
 
 
 def test_the_bindings_import_no_application_layer() -> None:

@@ -9,7 +9,7 @@ snapshots (:class:`DuologueInfo`, :class:`ServerStats`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -80,10 +80,6 @@ class ServerConfig:
     max_large_term_images: int | None = None
     #: None: ``LARGE_TERM_IMAGES_PER_CLIENT`` × ``max_per_ip`` + 1.
     max_large_term_images_per_ip: int | None = None
-    is_blocked: Callable[[str], str | None] | None = None
-    #: The glue's view of a free port still bound by a closed channel (the allocator
-    #: prefers other ports); None: every free port is as good as any.
-    port_busy: Callable[[int], bool] | None = None
     session_min: int = DEFAULT_SESSION_MIN
     session_max: int = DEFAULT_SESSION_MAX
     refusal_interval: float = DEFAULT_REFUSAL_INTERVAL

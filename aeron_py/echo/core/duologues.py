@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import random
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Set
 
 from .contract import Action, CloseDuologue, CloseReason, Event, ServerConfig
 from .deadlines import Deadlines
@@ -80,10 +80,11 @@ class DuologueTable:
         return None
 
     def open(self, ip: str, initial_session: int, hello: tuple[int, int | bytes], now: float,
-             port_busy: Callable[[int], bool] | None, *, secure: bool = False) -> DuologueRecord:
-        """Take two ports, a session id (secure: two) and a per-IP count; raises :class:`OutOfResources`."""
+             busy_ports: Set[int], *, secure: bool = False) -> DuologueRecord:
+        """Take two ports (``busy_ports`` avoided), a session id (secure: two) and a per-IP
+        count; raises :class:`OutOfResources`."""
         try:
-            data_port, control_port = self.ports.allocate(2, port_busy)
+            data_port, control_port = self.ports.allocate(2, busy_ports)
         except AllocationError as error:
             logger.error("port allocator out of ports with %d duologues: %s", len(self._records), error)
             raise OutOfResources("no_ports") from None
@@ -108,13 +109,13 @@ class DuologueTable:
         self._opened_by.setdefault(hello[0], set()).add(session)
         return d
 
-    def move(self, d: DuologueRecord, port_busy: Callable[[int], bool]) -> bool:
-        """Two ports for ``d`` drawn again, ``port_busy`` ones avoided (a port of its old pair
+    def move(self, d: DuologueRecord, busy_ports: Set[int]) -> bool:
+        """Two ports for ``d`` drawn again, ``busy_ports`` avoided (a port of its old pair
         that works may be drawn again); False when only its old pair can come back."""
         old = (d.data_port, d.control_port)
         self.ports.free(d.data_port)
         self.ports.free(d.control_port)
-        d.data_port, d.control_port = self.ports.allocate(2, port_busy)  # two were just freed
+        d.data_port, d.control_port = self.ports.allocate(2, busy_ports)  # two were just freed
         d.moves += 1
         return {d.data_port, d.control_port} != set(old)
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Set
 
 from .contract import Action, BlockSource, Broadcast, CreateDuologue, Event, RejectImage, ServerConfig
 from .duologues import DuologueTable, OutOfResources
@@ -104,8 +105,13 @@ class HelloAdmission:
         self._large_terms.release(image_id)
         return []
 
-    def hello_received(self, image_id: int, data: bytes, now: float) -> list[Action]:
-        """One message on the all-clients subscription (§3 rules 1-4, §4 decisions)."""
+    def hello_received(self, image_id: int, data: bytes, now: float, *, blocked: str | None = None,
+                       busy_ports: Set[int] = frozenset()) -> list[Action]:
+        """One message on the all-clients subscription (§3 rules 1-4, §4 decisions).
+
+        The glue's facts: ``blocked``, the blocklist entry in force for the image's source
+        (None: not blocked); ``busy_ports``, free ports a closed channel may still bind (a
+        new duologue prefers others)."""
         image = self._initial_images.get(image_id)
         if image is None:
             raise CoreUsageError(f"message from initial image {image_id} before it was available")
@@ -116,7 +122,8 @@ class HelloAdmission:
         actions: list[Action] = [Event("hello", {"ip": ip, "session_id": sid,
                                                  "image_id": image_id, "bytes": len(data)})]
         if self._config.secure is not None:
-            return actions + self._secure_hello(image_id, sid, ip, bytes(data), now, self._config.secure)
+            return actions + self._secure_hello(image_id, sid, ip, bytes(data), now, self._config.secure,
+                                                blocked, busy_ports)
         if len(data) > self._config.max_message:
             return actions + self._oversize(image, image_id, now)
         key = parse_hello(data)
@@ -125,12 +132,12 @@ class HelloAdmission:
         repeated = self._repeat_connect(image_id, key, sid)
         if repeated is not None:
             return actions + repeated
-        refusal, room = self._admission(ip, sid, image_id, now)
+        refusal, room = self._admission(ip, sid, image_id, now, blocked)
         actions += room
         if refusal is not None:
             return actions + refusal
         try:
-            d = self._duologues.open(ip, sid, (image_id, key), now, self._config.port_busy)
+            d = self._duologues.open(ip, sid, (image_id, key), now, busy_ports)
         except OutOfResources as out:
             return actions + self._refuse(ip, sid, image_id, Reason.SERVER_FULL, out.cause, now)
         return actions + self._created(d, format_connect(sid, d.data_port, d.control_port,
@@ -145,7 +152,7 @@ class HelloAdmission:
         return [*refusal, RejectImage(image_id, None, "oversize")]
 
     def _secure_hello(self, image_id: int, sid: int, ip: str, data: bytes, now: float,
-                      secrets: ServerSecrets) -> list[Action]:
+                      secrets: ServerSecrets, blocked: str | None, busy_ports: Set[int]) -> list[Action]:
         """Secure mode (docs/spec/echo2.md §5): the Noise NK handshake decides first, then
         the same admission rules; a repeated HELLO-SECURE gets the same CONNECT-SECURE."""
         repeated = self._duologues.awaiting(image_id, data)
@@ -157,10 +164,10 @@ class HelloAdmission:
             if answer.refusal is None:  # SERVER-KEY
                 return [Broadcast(answer.message), Event("server_key", {"ip": ip, "session_id": sid})]
             return self._refuse(ip, sid, image_id, answer.refusal, answer.cause, now)
-        refusal, room = self._admission(ip, sid, image_id, now)
+        refusal, room = self._admission(ip, sid, image_id, now, blocked)
         if refusal is None:
             try:
-                d = self._duologues.open(ip, sid, (image_id, data), now, self._config.port_busy, secure=True)
+                d = self._duologues.open(ip, sid, (image_id, data), now, busy_ports, secure=True)
             except OutOfResources as out:
                 refusal = self._refuse(ip, sid, image_id, Reason.SERVER_FULL, out.cause, now)
         if refusal is not None:
@@ -199,12 +206,12 @@ class HelloAdmission:
         return [Broadcast(format_connect(sid, d.data_port, d.control_port, crypt(key, d.session_id)),
                           d.session_id)]
 
-    def _admission(self, ip: str, sid: int, image_id: int, now: float) -> tuple[list[Action] | None, list[Action]]:
+    def _admission(self, ip: str, sid: int, image_id: int, now: float,
+                   blocked: str | None) -> tuple[list[Action] | None, list[Action]]:
         """(The refusal for a well-formed HELLO, or None when it may be admitted; the
         actions that made room for it: a reclaimed duologue's close, or [])."""
         if self._shut_down:
             return self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "shutdown", now), []
-        blocked = self._config.is_blocked(ip) if self._config.is_blocked is not None else None
         if blocked is not None:
             hit = Event("blocklist_hit", {"ip": ip, "session_id": sid, "detail": blocked})
             return [hit, *self._refuse(ip, sid, image_id, Reason.TOO_MANY_FOR_IP, "blocklist", now)], []

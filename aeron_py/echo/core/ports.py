@@ -5,7 +5,8 @@ in random order and never twice until freed.  Allocation and freeing are O(1): t
 ports live in a list, a random index is swapped with the last element and popped.
 
 A free port may still be bound for a moment by a channel that was just closed (a
-lingering publication, an image draining): ``allocate(busy=...)`` draws again, a
+lingering publication, an image draining): ``allocate(busy=...)``, given the set of
+such ports (a fact the glue keeps), draws again, a
 bounded number of times, when the drawn port is busy, so under churn the ports freed
 longest ago come back first while the choice stays random.
 """
@@ -13,7 +14,7 @@ longest ago come back first while the choice stays random.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Set
 
 #: Draws per port before a busy one is handed out anyway.
 _BUSY_DRAWS = 16
@@ -66,10 +67,10 @@ class PortAllocator:
         """True when ``port`` is currently allocated."""
         return port in self._in_use
 
-    def allocate(self, count: int, busy: Callable[[int], bool] | None = None) -> list[int]:
+    def allocate(self, count: int, busy: Set[int] = frozenset()) -> list[int]:
         """Return ``count`` distinct free ports in random order (all or nothing).
 
-        ``busy(port)`` true: prefer another free port (at most ``_BUSY_DRAWS`` draws)."""
+        A port in ``busy``: prefer another free port (at most ``_BUSY_DRAWS`` draws)."""
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise ValueError(f"port count must be an int >= 0, got {count!r}")
         if count > len(self._free):
@@ -83,7 +84,7 @@ class PortAllocator:
             port = self._draw()
             draws = 1
             # draw again only while the ports still to hand out can come without `aside`
-            while (busy is not None and busy(port) and draws < _BUSY_DRAWS
+            while (port in busy and draws < _BUSY_DRAWS
                    and len(self._free) >= count - len(ports)):
                 aside.append(port)
                 port = self._draw()

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable
+from collections.abc import Set
 from types import MappingProxyType
 
 from .duologues import DuologueTable
@@ -172,24 +172,25 @@ class EchoServerCore:
         return self._admission.initial_image_available(image_id, session_id, source_identity, term_length, now)
 
     def initial_image_unavailable(self, image_id: int, now: float,
-                                  connect_held: Callable[[int], bool] | None = None) -> list[Action]:
+                                  connects_held: Set[int] = frozenset()) -> list[Action]:
         """A client's initial publication went away.
 
-        ``connect_held(session)``: the glue still holds that duologue's CONNECT back (its
+        ``connects_held``: the duologues whose CONNECT the glue still holds back (their
         channels are being made).  A client closes its initial publication once it has
         its CONNECT (the reference's step 2), or when it gives up; so a duologue this
         image opened whose CONNECT never went out has nobody waiting for it, and closes
         now (``client_gone``) instead of having its channels made for nobody."""
         actions = self._admission.initial_image_unavailable(image_id, now)
-        if connect_held is not None:
-            for d in self._duologues.awaiting_from(image_id):
-                if connect_held(d.session_id):
-                    actions += self._close(d, CloseReason.CLIENT_GONE, now)
+        for d in self._duologues.awaiting_from(image_id):
+            if d.session_id in connects_held:
+                actions += self._close(d, CloseReason.CLIENT_GONE, now)
         return actions
 
-    def hello_received(self, image_id: int, data: bytes, now: float) -> list[Action]:
-        """One message on the all-clients subscription (§3 rules 1-4, §4 decisions)."""
-        return self._admission.hello_received(image_id, data, now)
+    def hello_received(self, image_id: int, data: bytes, now: float, *, blocked: str | None = None,
+                       busy_ports: Set[int] = frozenset()) -> list[Action]:
+        """One message on the all-clients subscription (§3 rules 1-4, §4 decisions);
+        ``blocked`` and ``busy_ports`` are the glue's facts (:meth:`.HelloAdmission.hello_received`)."""
+        return self._admission.hello_received(image_id, data, now, blocked=blocked, busy_ports=busy_ports)
 
     # ---- duologues
 
@@ -203,20 +204,19 @@ class EchoServerCore:
                                              "create_failed")
         return [refusal, event, *self._close(d, CloseReason.CREATE_FAILED, now)]
 
-    def ports_taken(self, session_id: int, now: float) -> list[Action]:
+    def ports_taken(self, session_id: int, now: float, busy_ports: Set[int] = frozenset()) -> list[Action]:
         """The glue could not make duologue ``session_id``'s channels because the driver
         still binds one of its ports (a closed duologue's endpoint lingers while its departed
         client's image does).  Its CONNECT is still held back, so a plain duologue moves to
         two other ports: a new :class:`CreateDuologue` and its CONNECT.  [] when it cannot
         move (secure mode seals the ports inside the CONNECT-SECURE already made; a client
-        already joined; moved :data:`MAX_MOVES` times; no ``port_busy`` to say which ports to
-        avoid; the same pair drawn again): the glue then keeps retrying until its create
-        timeout."""
+        already joined; moved :data:`MAX_MOVES` times; the same pair drawn again, ``busy_ports``
+        avoided): the glue then keeps retrying until its create timeout."""
         d = self._duologues.get(session_id)
         if d is None or d.secure or d.hello is None or d.first_image_at is not None or d.moves >= MAX_MOVES:
             return []
         old = (d.data_port, d.control_port)
-        if self._config.port_busy is None or not self._duologues.move(d, self._config.port_busy):
+        if not self._duologues.move(d, busy_ports):
             return []
         key = d.hello[1]
         assert isinstance(key, int)  # plain mode
@@ -319,15 +319,15 @@ class EchoServerCore:
                      port, (self._duologues.ports.capacity - self._duologues.ports.retired - 1) // 2)
         self._duologues.ports.retire(port)
 
-    def close_blocked(self, now: float) -> list[Action]:
-        """Close every duologue whose owner is blocked now (after a blocklist reload).
+    def owner_ips(self) -> set[str]:
+        """The addresses that own a duologue now (the glue checks them after a blocklist reload)."""
+        return {d.owner_ip for d in self._duologues.records()}
 
-        Visits every duologue: called once per reload, never per tick."""
-        is_blocked = self._config.is_blocked
-        if is_blocked is None:
-            return []
+    def close_blocked(self, blocked_ips: Set[str], now: float) -> list[Action]:
+        """Close every duologue whose owner the glue found blocked (``blocked_ips``, after a
+        blocklist reload). Visits every duologue: called once per reload, never per tick."""
         actions: list[Action] = []
-        for d in [d for d in self._duologues.records() if is_blocked(d.owner_ip) is not None]:
+        for d in [d for d in self._duologues.records() if d.owner_ip in blocked_ips]:
             actions += self._close(d, CloseReason.BLOCKED, now)
         return actions
 

@@ -48,15 +48,16 @@ class BlocklistEnforcement:
         change = self._watch.reload() if requested else self._watch.poll()
         if change is None:
             return 0
-        return (yield from self._apply(change, now))
+        return (yield from self._apply(self._watch, change, now))
 
-    def _apply(self, change: BlocklistChange, now: float) -> Steps:
+    def _apply(self, watch: BlocklistWatch, change: BlocklistChange, now: float) -> Steps:
         """Put a new blocklist in force: the driver's filter, then (``close_blocked``) the
-        duologues of owners it now blocks; new HELLOs see it through ``is_blocked``."""
+        duologues of owners it now blocks; new HELLOs see it through the glue's ``blocked`` fact."""
         self._guard.set_blocklist(change.blocklist)
         closed = 0
         if self._options.close_blocked:
-            actions = self._core.close_blocked(now)
+            blocked = {ip for ip in self._core.owner_ips() if watch.is_blocked(ip) is not None}
+            actions = self._core.close_blocked(blocked, now)
             closed = sum(1 for a in actions if isinstance(a, CloseDuologue))
             yield actions
         if closed:

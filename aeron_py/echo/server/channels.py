@@ -19,8 +19,7 @@ from __future__ import annotations
 import errno
 import logging
 import math
-import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Set
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -98,6 +97,7 @@ class DuologueChannels:
         self._pending: dict[int, Pending] = {}
         self._orphans: list[Attempt] = []  # attempts of duologues already gone, still in flight
         self._released: dict[int, tuple[float, str]] = {}  # port -> (bindable again at, "data"/"control")
+        self._busy: set[int] = set()  # the ports of _released and of orphans: busy_ports
 
     # ---- what the others may ask
 
@@ -139,9 +139,17 @@ class DuologueChannels:
         """Whether :meth:`advance` has a duologue being created (the loop skips the pass otherwise)."""
         return bool(self._pending)
 
-    def port_busy(self, port: int) -> bool:
-        """The core's ``port_busy``: a closed channel of ours may still bind ``port``."""
-        return self._bindable_at(port, "data") > time.monotonic()
+    @property
+    def busy_ports(self) -> set[int]:
+        """The core's ``busy_ports`` fact: ports a closed channel of ours may still bind
+        (released, not yet bindable at the last :meth:`forget_released`, or held by an
+        orphaned attempt); a new duologue prefers other ports."""
+        return self._busy
+
+    @property
+    def pending_sessions(self) -> Set[int]:
+        """The duologues whose channels are being made (their CONNECT held back): a view."""
+        return self._pending.keys()
 
     # ---- the core's actions
 
@@ -262,6 +270,7 @@ class DuologueChannels:
     def forget_released(self, now: float) -> None:
         """Forget the released ports that are bindable again (each tick)."""
         self._released = {p: r for p, r in self._released.items() if r[0] > now}
+        self._busy = {*self._released, *(p for o in self._orphans for p in (o.data_port, o.control_port))}
 
     # ---- shutdown
 
@@ -357,7 +366,7 @@ class DuologueChannels:
         """Ask the core to move a pending duologue off ports the driver still binds: True if
         it moved (the new pending, made by the core's CreateDuologue, holds the new CONNECT)."""
         session = pending.action.session_id
-        moved = self._core.ports_taken(session, now)
+        moved = self._core.ports_taken(session, now, self._busy)
         if not moved:
             return False
         del self._pending[session]  # its held CONNECT named the old ports
@@ -405,6 +414,7 @@ class DuologueChannels:
                 self._discard(attempt, now)
             else:
                 self._orphans.append(attempt)  # closed once the driver answers
+                self._busy.update((attempt.data_port, attempt.control_port))
         return True
 
     def _bindable_at(self, port: int, role: str) -> float:
@@ -419,6 +429,7 @@ class DuologueChannels:
 
     def _release(self, port: int, role: str, bindable_at: float) -> None:
         self._released[port] = (bindable_at, role)
+        self._busy.add(port)
 
     def _close_publication(self, pub: Publication, control_port: int, now: float) -> None:
         pub.close()

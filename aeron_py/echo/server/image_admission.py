@@ -133,6 +133,11 @@ class ImageAdmission:
         tracked = self._images.get(image_id)
         return tracked.source_port if tracked is not None else 0
 
+    def source_host(self, image_id: int) -> str | None:
+        """The source address of an announced image (None: unknown)."""
+        tracked = self._images.get(image_id)
+        return tracked.source_host if tracked is not None else None
+
     def clear(self) -> None:
         self._images.clear()
 
@@ -145,12 +150,12 @@ class ImageAdmission:
         if ev.image_id in self._images:
             return []
         try:
-            source_port = split_source_identity(ev.source)[1]
+            source_host, source_port = split_source_identity(ev.source)
         except ValueError as exc:
             logger.error("image %d has an unusable source: %s; rejecting it", ev.image_id, exc)
             reject_image(self._subscription(ev.key), ev.session_id, "bad source identity")
             return []
-        self._images.add(TrackedImage(ev.image_id, ev.key, ev.session_id, ev.source, source_port))
+        self._images.add(TrackedImage(ev.image_id, ev.key, ev.session_id, ev.source, source_port, source_host))
         if ev.key is None:
             return self._core.initial_image_available(ev.image_id, ev.session_id, ev.source, ev.term_length, now)
         return self._core.duologue_image_available(ev.key, ev.image_id, ev.source, ev.term_length, now)
@@ -159,5 +164,5 @@ class ImageAdmission:
         if self._images.remove(ev.image_id) is None:
             return []  # never announced (its duologue was already gone)
         if ev.key is None:  # duologues whose CONNECT is still held have nobody waiting: closed
-            return self._core.initial_image_unavailable(ev.image_id, now, self._channels.is_pending)
+            return self._core.initial_image_unavailable(ev.image_id, now, self._channels.pending_sessions)
         return self._core.duologue_image_unavailable(ev.key, ev.image_id, now)

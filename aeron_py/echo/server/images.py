@@ -33,6 +33,7 @@ class TrackedImage:
     session_id: int
     source: str
     source_port: int = 0  # the UDP port of ``source`` (split once, at announcement)
+    source_host: str = ""  # its address, likewise
 
 
 class ImageBook:

@@ -57,7 +57,6 @@ it is live (or gone).
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 import logging
 import threading
@@ -124,8 +123,7 @@ class EchoServer:
         self._watch: BlocklistWatch | None = None
         if self.options.blocklist is not None:
             self._watch = BlocklistWatch(self.options.blocklist)  # bad file: fail at once
-            config = dataclasses.replace(config, is_blocked=self._watch.is_blocked)
-        self.config = config = dataclasses.replace(config, port_busy=self._port_busy)
+        self.config = config
         self._core = EchoServerCore(config)
         self._stop = threading.Event()
         self._ready = threading.Event()
@@ -367,10 +365,6 @@ class EchoServer:
         if self._serving is not None:
             self._channel_count = self._serving.channels.count()
 
-    def _port_busy(self, port: int) -> bool:
-        """The core's ``port_busy`` (asked only while serving): a closed channel of ours may still bind it."""
-        return self._serving is not None and self._serving.channels.port_busy(port)
-
     # ---- setup and teardown
 
     def _setup(self) -> None:
@@ -382,7 +376,7 @@ class EchoServer:
         channels = DuologueChannels(self.options, self._core, life.aeron, life.guard, life.poll_set,
                                     life.broadcast, self._image_events.callback, life.keyring())
         admission = ImageAdmission(self._core, self._image_events, life.all_clients, life.poll_set, channels)
-        polling = MessagePolling(self._core, admission, channels, life.hello_set, life.poll_set)
+        polling = MessagePolling(self._core, admission, channels, life.hello_set, life.poll_set, self._watch)
         telemetry = life.open_telemetry(functools.partial(glue_counters, self._core, channels, life.guard, life.secure_transport))
         dispatch = Dispatcher(channels, admission, life.guard, telemetry)
         self._serving = _Serving(

@@ -21,6 +21,7 @@ from .steps import Steps
 
 if TYPE_CHECKING:
     from ...poll_set import PollSet
+    from .blocklist_watch import BlocklistWatch
     from ..core.contract import Action
     from ..core.server import EchoServerCore
 
@@ -36,12 +37,13 @@ class MessagePolling:
     """Reads the two :class:`~aeron_py.PollSet` s and hands each message to the core."""
 
     def __init__(self, core: EchoServerCore, admission: ImageAdmission, channels: DuologueChannels,
-                 hello_set: PollSet[None], poll_set: PollSet[int]) -> None:
+                 hello_set: PollSet[None], poll_set: PollSet[int], watch: BlocklistWatch | None = None) -> None:
         self._core = core
         self._admission = admission
         self._channels = channels
         self._hello_set = hello_set  # the all-clients subscription
         self._poll_set = poll_set  # every live duologue's subscription, keyed by session
+        self._watch = watch  # the blocklist in force, if the server has one
 
     def poll(self, now: float) -> Steps:
         """Read every subscription (two calls) and feed the core (its actions of each message
@@ -64,6 +66,14 @@ class MessagePolling:
             self._core.log_summary.log(logging.WARNING, "message:unknown_image", now,
                                        "message from unannounced session %d dropped", session_id)
             return []
-        if key is None:
-            return self._core.hello_received(image_id, data, now)
+        if key is None:  # the core's facts: the source's blocklist entry, the ports still bound
+            return self._core.hello_received(image_id, data, now, blocked=self._blocked(image_id),
+                                             busy_ports=self._channels.busy_ports)
         return self._core.duologue_message(key, image_id, data, now)
+
+    def _blocked(self, image_id: int) -> str | None:
+        """The blocklist entry in force now for initial image ``image_id``'s source, or None."""
+        if self._watch is None:
+            return None
+        host = self._admission.source_host(image_id)
+        return None if host is None else self._watch.is_blocked(host)

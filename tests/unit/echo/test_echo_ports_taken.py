@@ -22,16 +22,15 @@ def opened(core: EchoServerCore) -> CreateDuologue:
     return created
 
 
-def config(clients: int, busy: set[int]) -> ServerConfig:
-    return ServerConfig(max_clients=clients, clients_base_port=9100, port_busy=busy.__contains__)
+def config(clients: int) -> ServerConfig:
+    return ServerConfig(max_clients=clients, clients_base_port=9100)
 
 
 def test_a_plain_duologue_moves_to_other_ports_with_a_new_connect() -> None:
-    busy: set[int] = set()
-    core = EchoServerCore(config(4, busy), rng=random.Random(1))
+    core = EchoServerCore(config(4), rng=random.Random(1))
     first = opened(core)
-    busy.update({first.data_port, first.control_port})  # as the glue marks ports found bound
-    created, connect = core.ports_taken(first.session_id, 0.1)
+    busy = {first.data_port, first.control_port}  # the glue's fact: ports found bound
+    created, connect = core.ports_taken(first.session_id, 0.1, busy)
     assert isinstance(created, CreateDuologue) and isinstance(connect, Broadcast)
     assert created.session_id == first.session_id and created.owner_ip == "192.0.2.1"
     assert {created.data_port, created.control_port}.isdisjoint({first.data_port, first.control_port})
@@ -45,22 +44,21 @@ def test_a_plain_duologue_moves_to_other_ports_with_a_new_connect() -> None:
 
 
 def test_no_move_once_joined_after_max_moves_or_for_an_unknown_duologue() -> None:
-    core = EchoServerCore(config(8, set()), rng=random.Random(2))
+    core = EchoServerCore(config(8), rng=random.Random(2))
     first = opened(core)
     for _ in range(MAX_MOVES):
         assert core.ports_taken(first.session_id, 0.1)
     assert core.ports_taken(first.session_id, 0.2) == []
     assert core.ports_taken(12345, 0.2) == []
-    second = EchoServerCore(config(4, set()), rng=random.Random(3))
+    second = EchoServerCore(config(4), rng=random.Random(3))
     d = opened(second)
     second.duologue_image_available(d.session_id, 7, "192.0.2.1:40001", 65536, 0.5)  # the client joined
     assert second.ports_taken(d.session_id, 0.6) == []
 
 
-def test_no_move_without_other_free_ports_or_without_port_busy() -> None:
-    core = EchoServerCore(config(1, set()), rng=random.Random(4))
+def test_no_move_without_other_free_ports() -> None:
+    core = EchoServerCore(config(1), rng=random.Random(4))
     first = opened(core)
-    assert core.ports_taken(first.session_id, 0.1) == []  # only its own pair could come back
+    busy = {first.data_port, first.control_port}
+    assert core.ports_taken(first.session_id, 0.1, busy) == []  # only its own pair could come back
     assert core.stats.ports_in_use == 2
-    plain = EchoServerCore(ServerConfig(max_clients=4, clients_base_port=9100), rng=random.Random(5))
-    assert plain.ports_taken(opened(plain).session_id, 0.1) == []

@@ -74,9 +74,11 @@ class Harness:
         self.record(self.core.initial_image_available(image, sid, identity(ip), term, now))
         return image
 
-    def hello(self, sid: int, ip: str, data: bytes | None = None, now: float = 0.0) -> list[Action]:
+    def hello(self, sid: int, ip: str, data: bytes | None = None, now: float = 0.0,
+              blocked: str | None = None) -> list[Action]:
         image = self.initial_image(sid, ip, now=now)
-        return self.record(self.core.hello_received(image, format_hello(KEY) if data is None else data, now))
+        return self.record(self.core.hello_received(image, format_hello(KEY) if data is None else data, now,
+                                                    blocked=blocked))
 
     def duologue(self, ip: str, sid: int = -555798973, now: float = 0.0) -> CreateDuologue:
         created = of(self.hello(sid, ip, now=now), CreateDuologue)
@@ -198,8 +200,8 @@ def test_per_ip_limit_aggregates_ipv6_by_prefix() -> None:
 
 
 def test_blocklist() -> None:
-    h = Harness(make(is_blocked=lambda ip: "listed" if ip == "192.0.2.66" else None))
-    actions = h.hello(9, "192.0.2.66")
+    h = Harness(make())
+    actions = h.hello(9, "192.0.2.66", blocked="listed")  # the glue's fact: its blocklist entry
     assert of(actions, Broadcast) == [Broadcast(b"9 ERROR too many connections for IP address")]
     (hit,) = events(actions, "blocklist_hit")
     assert hit.fields == {"ip": "192.0.2.66", "session_id": 9, "detail": "listed"}
@@ -549,11 +551,11 @@ def test_a_duologue_whose_connect_is_held_closes_when_its_hello_publication_goes
     held = h.duologue("192.0.2.1", sid=1)
     sent = h.duologue("192.0.2.2", sid=2)
     image_of = {1: 1, 2: 2}  # Harness numbers initial images from 1, one per HELLO
-    actions = h.core.initial_image_unavailable(image_of[1], 1.0, connect_held={held.session_id}.__contains__)
+    actions = h.core.initial_image_unavailable(image_of[1], 1.0, connects_held={held.session_id})
     assert_closed(actions, held.session_id, "client_gone")
     # the CONNECT of the other went out: the client may be joining with its publication closed
-    assert h.core.initial_image_unavailable(image_of[2], 1.0, connect_held={held.session_id}.__contains__) == []
+    assert h.core.initial_image_unavailable(image_of[2], 1.0, connects_held={held.session_id}) == []
     assert h.core.duologue_info(sent.session_id) is not None and h.core.stats.duologues == 1
-    # without the predicate (the core alone) nothing is closed
+    # with no CONNECT held, nothing is closed
     late = h.duologue("192.0.2.3", sid=3)
     assert h.core.initial_image_unavailable(3, 1.0) == [] and h.core.duologue_info(late.session_id) is not None
