@@ -21,6 +21,7 @@ from types import ModuleType
 import pytest
 
 from conftest import free_udp_port
+from processes import died_by_signal, remove_dead_driver_dirs, run_process
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.integration]
 
@@ -68,6 +69,7 @@ class Process:
         """SIGTERM, then wait (bounded) for the exit status and the rest of stdout."""
         self.popen.send_signal(signal.SIGTERM)
         code = self.popen.wait(timeout=timeout)
+        self._reaped()
         self._reader.join(timeout=timeout)
         while (line := self._drain()) is not None:
             self.lines.append(line)
@@ -83,6 +85,12 @@ class Process:
         if self.popen.poll() is None:
             self.popen.kill()
             self.popen.wait(timeout=10)
+        self._reaped()
+
+    def _reaped(self) -> None:
+        """A program that died by a signal leaves its driver directory: remove it."""
+        if self.popen.returncode is not None and died_by_signal(self.popen.returncode):
+            remove_dead_driver_dirs(self.popen.pid)
 
 
 @pytest.fixture
@@ -100,8 +108,8 @@ def spawn(tmp_path: Path) -> Iterator[Callable[..., Process]]:
 
 
 def run_example(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, *args], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=RUN_TIMEOUT)
+    return run_process([sys.executable, *args], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=RUN_TIMEOUT)
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from aeron_py.echo.client import publication_channel
 from aeron_py.echo.core.protocol import format_hello
 from aeron_py.telemetry import read_events
 from conftest import free_udp_port, wait_until
-from processes import ChildProcess
+from processes import ChildProcess, run_process
 
 pytestmark = [pytest.mark.timeout(420), pytest.mark.integration, pytest.mark.spark]
 
@@ -29,9 +29,9 @@ STREAM = 0x2044F002
 
 def echo_client(tmp_path: Path, port: str, control: str, interface: str,
                 timeout: int = 20) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "aeron_py.echo_client", "127.0.0.1", port, control,
-                           "--count", "2", "--timeout", str(timeout), "--interface", interface],
-                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    return run_process([sys.executable, "-m", "aeron_py.echo_client", "127.0.0.1", port, control,
+                        "--count", "2", "--timeout", str(timeout), "--interface", interface],
+                       capture_output=True, text=True, timeout=60, cwd=tmp_path)
 
 
 def flood_from_hostile(port: int, hellos: int, bad: int) -> None:

@@ -20,7 +20,7 @@ from aeron_py.echo.blocklist import Blocklist
 from aeron_py.echo.load.flood import HelloFlood
 from aeron_py.telemetry import read_events
 from conftest import free_udp_port, wait_until
-from processes import ChildProcess
+from processes import ChildProcess, run_process
 
 pytestmark = [pytest.mark.timeout(900), pytest.mark.integration, pytest.mark.spark]
 
@@ -29,9 +29,9 @@ REFUSAL_DEADLINE_S = 120.0  # generous: a loaded 2-core CI machine (the benchmar
 
 
 def echo_client(cwd: Path, port: str, control: str, interface: str, timeout: int = 20) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "aeron_py.echo_client", "127.0.0.1", port, control,
-                           "--count", "2", "--timeout", str(timeout), "--interface", interface],
-                          capture_output=True, text=True, timeout=90, cwd=cwd)
+    return run_process([sys.executable, "-m", "aeron_py.echo_client", "127.0.0.1", port, control,
+                        "--count", "2", "--timeout", str(timeout), "--interface", interface],
+                       capture_output=True, text=True, timeout=90, cwd=cwd)
 
 
 class StreamJob:

@@ -3,7 +3,6 @@ response control port, each client answered on its own stream. Real driver, UDP 
 from __future__ import annotations
 
 import importlib.util
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 
 from aeron_py import Aeron, BackoffIdleStrategy, MediaDriver
 from conftest import free_udp_port, wait_until
+from processes import run_process
 
 pytestmark = [pytest.mark.timeout(90), pytest.mark.integration]
 
@@ -58,8 +58,8 @@ def test_a_client_that_leaves_frees_its_response_stream(example: ModuleType) -> 
 
 
 def test_the_example_runs_from_the_command_line() -> None:
-    run = subprocess.run([sys.executable, str(EXAMPLE), "--clients", "3", "--messages", "4",
-                          "--port", str(free_udp_port()), "--control-port", str(free_udp_port())],
-                         capture_output=True, text=True, timeout=60, check=False)
+    run = run_process([sys.executable, str(EXAMPLE), "--clients", "3", "--messages", "4",
+                       "--port", str(free_udp_port()), "--control-port", str(free_udp_port())],
+                      capture_output=True, text=True, timeout=60, check=False)
     assert run.returncode == 0, run.stderr
     assert "OK: 3 clients x 4 echoes" in run.stdout

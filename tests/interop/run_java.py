@@ -22,11 +22,12 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from processes import ChildProcess  # noqa: E402
+from processes import ChildProcess, StrPath  # noqa: E402
 
 LOG = logging.getLogger(__name__)
 
@@ -115,5 +116,26 @@ def java_command(jar: Path | str, *args: str, jvm: tuple[str, ...] = ()) -> list
     return ["java", *JVM_FLAGS, *jvm, "-jar", str(jar), *(str(arg) for arg in args)]
 
 
-#: The Java peers run as plain child processes.
-JavaProcess = ChildProcess
+#: The interop jar's modes whose first argument is the Aeron directory (``client DIR ...``).
+_DIR_MODES: frozenset[str] = frozenset({"client", "server", "archive-record", "archive-replay"})
+
+
+def peer_aeron_dirs(command: Sequence[str]) -> list[str]:
+    """The Aeron directory a ``java ... -jar JAR MODE DIR ...`` command gives the interop peer
+    (its embedded Java media driver's), if any. (``-Daeron.dir=`` is ChildProcess's own.)"""
+    args = list(command)
+    if "-jar" not in args:
+        return []
+    rest = args[args.index("-jar") + 2:]  # after the jar
+    return [rest[1]] if len(rest) >= 2 and rest[0] in _DIR_MODES else []
+
+
+class JavaProcess(ChildProcess):
+    """A Java peer (or any command) as a :class:`ChildProcess`; if it dies by a signal, the
+    Aeron directory its command names (the interop jar's DIR, ``-Daeron.dir=``) is removed
+    unless a live driver owns it (processes.remove_dead_driver_dirs)."""
+
+    def __init__(self, command: Sequence[str], stop_timeout: float = 5.0, cwd: str | os.PathLike[str] | None = None,
+                 env: dict[str, str] | None = None, aeron_dirs: Iterable[StrPath] = ()) -> None:
+        super().__init__(command, stop_timeout=stop_timeout, cwd=cwd, env=env,
+                         aeron_dirs=[*aeron_dirs, *peer_aeron_dirs(command)])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +15,7 @@ from aeron_py import MediaDriver
 from aeron_py.echo.client.async_client import AsyncEchoClient
 from aeron_py.echo.server import EchoServer, ServerOptions
 from aeron_py.echo.core.contract import ServerConfig
+from processes import run_process
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 
@@ -87,9 +87,9 @@ async def test_async_echo_clients_share_one_client(server: EchoServer) -> None:
 def test_echo_client_cli_asyncio(server: EchoServer, tmp_path: Path) -> None:
     options = server.options
     for flag in ("--asyncio", "--uvloop"):
-        done = subprocess.run([sys.executable, "-m", "aeron_py.echo_client", HOST, str(options.port),
-                               str(options.control_port), "--count", "2", flag], capture_output=True, text=True,
-                              timeout=60, cwd=tmp_path)
+        done = run_process([sys.executable, "-m", "aeron_py.echo_client", HOST, str(options.port),
+                            str(options.control_port), "--count", "2", flag], capture_output=True, text=True,
+                           timeout=60, cwd=tmp_path)
         assert done.returncode == 0, done.stderr
         assert done.stdout.startswith("OK 2 echoes"), done.stdout
 
@@ -107,9 +107,9 @@ async def test_async_echo_client_reports_no_server() -> None:
 def test_example_runs_concurrent_clients(server: EchoServer, tmp_path: Path) -> None:
     options = server.options
     example = Path(__file__).resolve().parents[3] / "examples" / "echo2_async_client.py"
-    done = subprocess.run([sys.executable, str(example), HOST, str(options.port), str(options.control_port),
-                           "--clients", "3", "--count", "2", "--uvloop"], capture_output=True, text=True,
-                          timeout=60, cwd=tmp_path)
+    done = run_process([sys.executable, str(example), HOST, str(options.port), str(options.control_port),
+                        "--clients", "3", "--count", "2", "--uvloop"], capture_output=True, text=True,
+                       timeout=60, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert sorted(line.split(" (")[1].split(")")[0] for line in lines if line.startswith("client ")) == [

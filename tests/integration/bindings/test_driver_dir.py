@@ -12,6 +12,7 @@ import pytest
 
 import aeron_py
 from aeron_py import Aeron, AeronError, MediaDriver
+from processes import remove_dead_driver_dirs
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.integration]
 
@@ -44,6 +45,8 @@ def test_a_killed_drivers_directory_is_taken_over_and_a_live_ones_is_refused(
         child.wait(10)
     finally:
         child.kill()
+        child.wait(10)
+        remove_dead_driver_dirs(child.pid)  # driver_dir itself (in tmp_path) is what this test takes over
     with caplog.at_level(logging.WARNING, logger="aeron_py.driver_dir"):
         with MediaDriver(driver_dir) as driver, Aeron(driver=driver) as aeron:  # Aeron alone: busy for 10 s
             sub = aeron.add_subscription("aeron:ipc", 8)

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from processes import run_process
+
 
 PRELUDE = '''
 import gc, re, sys, time
@@ -66,7 +68,7 @@ def run_scenario(body: str, timeout: float = 60.0) -> subprocess.CompletedProces
     script = PRELUDE + textwrap.dedent(body) + EPILOGUE
     root = Path(__file__).resolve().parents[3]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=timeout, env=env)
+    proc = run_process([sys.executable, "-c", script], capture_output=True, text=True, timeout=timeout, env=env)
     report = f"exit code {proc.returncode}\n--- stdout ---\n{proc.stdout[-3000:]}\n--- stderr ---\n{proc.stderr[-3000:]}"
     if proc.returncode < 0:
         raise AssertionError(f"child killed by signal {signal.Signals(-proc.returncode).name}\n{report}")

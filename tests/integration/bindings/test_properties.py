@@ -2,17 +2,18 @@
 so each case runs in a child process."""
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from processes import run_process
+
 pytestmark = [pytest.mark.timeout(60), pytest.mark.integration]
 
 
 def _child(script: str, cwd: Path) -> str:
-    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30, cwd=cwd)
+    run = run_process([sys.executable, "-c", script], capture_output=True, text=True, timeout=30, cwd=cwd)
     assert run.returncode == 0, run.stderr
     return run.stdout.strip()
 

@@ -11,6 +11,7 @@ import pytest
 import aeron_py
 from aeron_py import DriverStat
 from conftest import free_udp_port, wait_until
+from processes import run_process
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.integration]
 
@@ -72,8 +73,8 @@ def test_loss_report_records_loss(tmp_path):
     # process-wide environment variables read once, hence a separate process.
     env = dict(os.environ, AERON_UDP_CHANNEL_INCOMING_INTERCEPTORS="loss",
                AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_LOSS_ARGS="rate=0.2|seed=7|recv-msg-mask=0x2")
-    out = subprocess.run([sys.executable, "-c", LOSS_SCRIPT, str(free_udp_port())], env=env, cwd=tmp_path,
-                         capture_output=True, text=True, timeout=60)
+    out = run_process([sys.executable, "-c", LOSS_SCRIPT, str(free_udp_port())], env=env, cwd=tmp_path,
+                      capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     assert result["received"] == list(range(200))  # reliable: NAKs and retransmits repaired every gap

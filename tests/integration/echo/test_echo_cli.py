@@ -13,7 +13,7 @@ import pytest
 
 from aeron_py.echo.blocklist import Blocklist, Entry
 from aeron_py.telemetry import read_events
-from processes import ChildProcess
+from processes import ChildProcess, run_process
 from echo_harness import HOST, PortBlocks, udp_port_free, make_server, raw_peer, wait_idle, wait_until
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.integration]
@@ -39,8 +39,8 @@ def stderr_of(child: ChildProcess) -> str:
 
 
 def run_cli(tmp_path: Path, module: str, *args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", module, *args], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=timeout)
+    return run_process([sys.executable, "-m", module, *args], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=timeout)
 
 
 def driver_dir(stderr: str) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from typing import Any
 
@@ -14,6 +13,7 @@ from aeron_py import Aeron, MediaDriver
 from aeron_py.echo.client import EchoClient
 from aeron_py.echo.load.hold import HoldPlan, run_hold
 from echo_harness import HOST, PortBlocks, make_server, wait_idle, wait_until
+from processes import run_process
 
 pytestmark = [pytest.mark.timeout(90), pytest.mark.integration]
 
@@ -57,7 +57,7 @@ def test_hold_grows_holds_echoes_and_closes_cleanly() -> None:
 def test_hold_cli_prints_events_and_summary() -> None:
     ports = BLOCKS.take(24)
     with make_server(ports, clients=24, max_per_ip=6, options={"max_images_per_source": 64}) as server:
-        done = subprocess.run(
+        done = run_process(
             [sys.executable, "-m", "aeron_py.echo_load", HOST, str(ports.port), str(ports.control), "--clients", "6",
              "--hold", "0.3", "--echo-hold", "0.5", "--rate", "4", "--batch", "6", "--hello-interval", "1",
              "--sources", ",".join(SOURCES)], capture_output=True, text=True, timeout=60)

@@ -31,6 +31,7 @@ from aeron_py.telemetry import read_events
 from echo_harness import HOST, PortBlocks, Ports, make_server, wait_idle, wait_until
 from forged import DATA_TYPE, data_frame, raw_socket
 from loopback_capture import LoopbackCapture, capture_available
+from processes import run_process
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.integration]
 
@@ -169,7 +170,7 @@ def test_trust_on_first_use_records_the_key_and_a_changed_key_is_refused(key_fil
 
 
 def _cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=timeout, check=False)
+    return run_process([sys.executable, *args], capture_output=True, text=True, timeout=timeout, check=False)
 
 
 def test_client_cli_pinning_the_wrong_key_exits_4_with_a_clear_error(key_file: Path, tmp_path: Path) -> None:

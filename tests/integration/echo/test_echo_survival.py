@@ -27,7 +27,7 @@ from aeron_py.telemetry import read_events
 from aeron_py.echo.core.protocol import STREAM_ID
 from echo_harness import HOST, PortBlocks, Ports, wait_until
 from forged import raw_socket, setup_frame
-from processes import ChildProcess
+from processes import ChildProcess, remove_dead_driver_dirs
 
 pytestmark = [pytest.mark.timeout(90), pytest.mark.integration]
 
@@ -49,6 +49,10 @@ def server_process(tmp_path: Path, ports: Ports, clients: int, *args: str,
         yield child
     finally:
         child.stop()
+        if child.returncode != 0:
+            # A forced exit (a second signal, or the shutdown watchdog: status 1 at once, "without
+            # cleaning up") leaves the server's driver directory; a killed one too.
+            remove_dead_driver_dirs(child.pid)
 
 
 def stderr_of(child: ChildProcess) -> str:
