@@ -23,6 +23,7 @@ import argparse
 import faulthandler
 import logging
 import os
+import shutil
 import signal
 import sys
 from collections.abc import Sequence
@@ -287,7 +288,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         signals.append(signum)
         name = signal.Signals(signum).name
         if len(signals) > 1:
-            logger.error("second %s during shutdown: exiting now (status 1) without cleaning up", name)
+            logger.error("second %s during shutdown: exiting now (status 1); only the driver directory "
+                         "%s is removed", name, server.driver_dir)
+            if server.driver_dir is not None:  # the driver's own (its files are unlinked, not unmapped)
+                shutil.rmtree(server.driver_dir, ignore_errors=True)
             logging.shutdown()
             os._exit(1)
         arm_watchdog(f"{name}: stopping")

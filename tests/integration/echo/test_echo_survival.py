@@ -315,6 +315,9 @@ def test_second_sigint_exits_at_once(tmp_path: Path) -> None:
         wait_until(lambda: "SIGINT: stopping" in stderr_of(server), 10, "the first signal to be handled")
         os.kill(server.pid, signal.SIGINT)
         code = server.wait(timeout=10)
+        driver_dir = re.search(r"driver dir (\S+)", stderr_of(server))
+        assert driver_dir is not None, server.output_tail()
+        assert not Path(driver_dir.group(1)).exists(), "the forced exit left its driver directory"
     assert code == 1 and "second SIGINT" in stderr_of(server), server.output_tail()
 
 
