@@ -12,6 +12,8 @@ from __future__ import annotations
 import ipaddress
 from typing import Union
 
+from .validation import require_int
+
 IPAddress = Union[ipaddress.IPv4Address, ipaddress.IPv6Address]
 Network = Union[ipaddress.IPv4Network, ipaddress.IPv6Network]
 _MAPPED_V4 = ipaddress.IPv6Network("::ffff:0:0/96")
@@ -37,19 +39,14 @@ def canonical_ip(ip: str) -> str:
     return str(type(address)(int(address)))
 
 
-def _check_prefix(name: str, value: int, top: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= top:
-        raise ValueError(f"{name} must be an int in [0, {top}], got {value!r}")
-
-
 def client_key(ip: str, ipv4_prefix: int = 32, ipv6_prefix: int = 64) -> str:
     """The per-source key: the address masked to the prefix length of its family.
 
     IPv4 at /32 is the address itself (``'192.0.2.7'``); anything else is written as a
     network (``'2001:db8:1:2::/64'``, ``'192.0.2.0/24'``).
     """
-    _check_prefix("IPv4 prefix", ipv4_prefix, 32)
-    _check_prefix("IPv6 prefix", ipv6_prefix, 128)
+    require_int("IPv4 prefix", ipv4_prefix, min=0, max=32)
+    require_int("IPv6 prefix", ipv6_prefix, min=0, max=128)
     address = parse_address(ip)
     if address.version == 4:
         if ipv4_prefix == 32:

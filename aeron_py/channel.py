@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
+from .validation import require_int
+
 __all__ = [
     "ChannelUri",
     "ChannelUriError",
@@ -190,8 +192,7 @@ def format_endpoint(host: str | ipaddress.IPv4Address | ipaddress.IPv6Address, p
     >>> format_endpoint("::1", 9000)
     '[::1]:9000'
     """
-    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
-        raise ChannelUriError(f"port must be an int in [0, 65535], got {port!r} (host {str(host)!r})")
+    require_int(f"host {str(host)!r}: port", port, min=0, max=65535, error=ChannelUriError)
     text = str(host)
     if text.startswith("[") and text.endswith("]"):
         text = text[1:-1]

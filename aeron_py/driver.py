@@ -27,6 +27,7 @@ from .secure import SecureTransport
 from .driver_dir import check_driver_dir
 from .errors import AeronError
 from .traffic import QuietIdle, TrafficBell
+from .validation import optional_int, optional_positive
 
 if TYPE_CHECKING:
     from .stat import DriverStat
@@ -151,12 +152,8 @@ class MediaDriver:
                 raise TypeError("MediaDriver: stream_session_limit given both as an option and in endpoint_filter")
             settings["stream_session_limit"] = endpoint_filter.stream_session_limit
         settings.update(options)
-        interval = settings.get("keepalive_interval_ns")
-        if interval is not None:
-            low, high = KEEPALIVE_INTERVAL_RANGE_NS
-            if isinstance(interval, bool) or not isinstance(interval, int) or not low <= interval <= high:
-                raise ValueError(f"MediaDriver: keepalive_interval_ns must be an int in [{low}, {high}] "
-                                 f"(100 ms to 2 s), got {interval!r}")
+        low, high = KEEPALIVE_INTERVAL_RANGE_NS
+        optional_int("MediaDriver: keepalive_interval_ns", settings.get("keepalive_interval_ns"), min=low, max=high)
 
         context = _aeron.DriverContext()
         context.set_dir(self._dir)
@@ -252,9 +249,7 @@ class MediaDriver:
         then an error is logged naming the driver, and the close finishes on a thread of
         its own, freeing everything (the directory too) when they end; :attr:`is_stopped`
         says when. Either way the driver is closed for this process's use."""
-        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
-                                    or not 0 <= timeout < float("inf")):
-            raise ValueError(f"MediaDriver.close: timeout must be None or a number of seconds >= 0, got {timeout!r}")
+        optional_positive("MediaDriver.close: timeout", timeout, or_zero=True, unit="seconds")
         driver, self._driver = self._driver, None
         if driver is None:
             return self.is_stopped

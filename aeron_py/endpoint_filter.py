@@ -37,7 +37,6 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import logging
-import math
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Union
@@ -45,6 +44,7 @@ from typing import Union
 from . import _aeron
 from .addresses import IPAddress, Network, parse_address, parse_network
 from .errors import AeronError
+from .validation import is_int, is_number, optional_int, optional_positive, require_int
 
 logger = logging.getLogger(__name__)
 
@@ -60,12 +60,14 @@ _V4_MAPPED_PREFIX = 96
 
 
 def _positive_or_none(name: str, value: float | None, kind: type) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, float) if kind is float else int):
-        raise TypeError(f"EndpointFilterConfig.{name} must be {kind.__name__} or None, got {value!r}")
-    if not (value > 0 and math.isfinite(value)):
-        raise ValueError(f"EndpointFilterConfig.{name} must be > 0 (or None for no limit), got {value!r}")
+    """None (no limit), else a finite ``kind`` > 0: TypeError for another type, ValueError out of range."""
+    what = f"EndpointFilterConfig.{name}"
+    if value is not None and not (is_number(value) if kind is float else is_int(value)):
+        raise TypeError(f"{what} must be None or {'a number' if kind is float else 'an int'}, got {value!r}")
+    if kind is float:
+        optional_positive(what, value)
+    else:
+        optional_int(what, value, min=1)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,13 +120,9 @@ class EndpointFilterConfig:
             if value is not None and value > 2**31 - 1:
                 raise ValueError(f"EndpointFilterConfig.{name} must fit an int32, got {value}")
         for name, top in (("ipv4_prefix", 32), ("ipv6_prefix", 128)):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= top:
-                raise ValueError(f"EndpointFilterConfig.{name} must be an int in [0, {top}], got {value!r}")
+            require_int(f"EndpointFilterConfig.{name}", getattr(self, name), min=0, max=top)
         for name in ("max_sources", "max_pending"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= 2**24:
-                raise ValueError(f"EndpointFilterConfig.{name} must be an int in [1, {2**24}], got {value!r}")
+            require_int(f"EndpointFilterConfig.{name}", getattr(self, name), min=1, max=2**24)
         if self.pending_timeout is None:
             raise ValueError("EndpointFilterConfig.pending_timeout must be > 0")
 
@@ -219,8 +217,7 @@ class EndpointFilter:
 
     def set_port_owner(self, port: int, address: str | None) -> None:
         """Only ``address`` may send to local UDP ``port`` (``None`` removes the owner)."""
-        if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
-            raise ValueError(f"set_port_owner: port must be an int in [1, 65535], got {port!r}")
+        require_int("set_port_owner: port", port, min=1, max=65535)
         owner = None
         if address is not None:
             try:
@@ -242,8 +239,7 @@ class EndpointFilter:
         """Replace every port owner at once (one table publication)."""
         parsed: dict[int, IPAddress] = {}
         for port, address in owners.items():
-            if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
-                raise ValueError(f"set_port_owners: port must be an int in [1, 65535], got {port!r}")
+            require_int("set_port_owners: port", port, min=1, max=65535)
             try:
                 parsed[port] = parse_address(address)
             except (ValueError, TypeError) as exc:

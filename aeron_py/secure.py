@@ -42,6 +42,7 @@ from collections.abc import Callable
 
 from . import _aeron
 from .errors import AeronError
+from .validation import require_int
 
 logger = logging.getLogger(__name__)
 
@@ -86,19 +87,16 @@ def check_mtu(mtu: int, link_mtu: int = 1500, *, ipv6: bool = False) -> None:
 def _check_identity(role: Role, stream_id: int, session_id: int, port: int | None) -> int:
     if not isinstance(role, Role):
         raise TypeError(f"role must be a aeron_py.secure.Role, got {role!r}")
-    for name, value in (("stream_id", stream_id), ("session_id", session_id)):
-        if isinstance(value, bool) or not isinstance(value, int) or not -2**31 <= value < 2**31:
-            raise ValueError(f"{name} must be a 32-bit int, got {value!r}")
+    require_int("stream_id", stream_id, min=-2**31, max=2**31 - 1)
+    require_int("session_id", session_id, min=-2**31, max=2**31 - 1)
     if role is Role.PUBLICATION:
         if port is not None:
             raise ValueError("a publication's session is named by stream and session id only: leave port out")
         return 0
     if port is None:
         return 0
-    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
-        raise ValueError(f"a subscription's session is keyed on the local UDP port its channel is bound to "
-                         f"(1..65535), or on any port (port=None), got {port!r}")
-    return port
+    return require_int("port (the local UDP port a subscription's channel is bound to; None: any port)", port,
+                       min=1, max=65535)
 
 
 def _check_key(key: bytes) -> bytes:
@@ -225,8 +223,7 @@ class SecureTransport:
 
     def secure_port(self, port: int, secured: bool = True) -> None:
         """Drop every datagram to local UDP ``port`` that no secured session opens (or stop)."""
-        if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
-            raise ValueError(f"secure_port: port must be an int in [1, 65535], got {port!r}")
+        require_int("secure_port: port", port, min=1, max=65535)
         with self._lock:
             self._native.set_port(port, bool(secured))
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import crypto
+from ..validation import require_int
 from .core.noise import x25519_public_key
 from .core.secure_handshake import ServerSecrets
 from .core.secure_hello import b64url_decode, b64url_encode
@@ -183,8 +184,7 @@ def server_secrets(path: str | os.PathLike[str]) -> ServerSecrets:
 
 def server_address(host: str, port: int) -> str:
     """``host:port`` as recorded: IP addresses canonical (IPv6 in brackets), names lowercase."""
-    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
-        raise ValueError(f"port must be an int in [1, 65535], not {port!r}")
+    require_int("port", port, min=1, max=65535)
     bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     try:
         ip = ipaddress.ip_address(bare)

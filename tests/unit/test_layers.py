@@ -1,8 +1,8 @@
 """The package's layers, read from the source's imports (no module is imported here).
 
 * the sans-I/O Echo core (``aeron_py/echo/core``) imports no Aeron, threads, sockets,
-  event loops, processes or clocks: only the standard library's pure parts, itself, and
-  :mod:`aeron_py.addresses` (pure Python);
+  event loops, processes or clocks: only the standard library's pure parts, itself,
+  :mod:`aeron_py.addresses` and :mod:`aeron_py.validation` (pure Python);
 * the core takes facts, never callables: no field of its contract (``contract.py``) and
   no parameter of :class:`EchoServerCore`'s methods is annotated ``Callable`` (what the
   glue knows, a blocked source, a busy port, the time, arrives as an argument);
@@ -65,17 +65,22 @@ def _graph() -> dict[str, set[str]]:
 def test_the_echo_core_does_no_io() -> None:
     core = sorted((PACKAGE / "echo" / "core").glob("*.py"))
     assert len(core) >= 10, "the core folder moved: update this test"
-    allowed_own = {"aeron_py.echo.core", "aeron_py.addresses"}
+    pure = {"aeron_py.addresses": {"__future__", "ipaddress", "typing", "aeron_py"},
+            "aeron_py.validation": {"__future__", "math", "typing"}}
+    allowed_own = {"aeron_py.echo.core", *pure}
     for path in core:
         for target in _imports(path):
             top = target.split(".")[0]
             if top == "aeron_py":
                 assert any(target == a or target.startswith(a + ".") for a in allowed_own), \
-                    f"{path.name} imports {target}: the core imports only itself and aeron_py.addresses"
+                    f"{path.name} imports {target}: the core imports only itself, {sorted(pure)}"
             else:
                 assert top not in CORE_FORBIDDEN, f"{path.name} imports {target}: no I/O, threads or clocks in the core"
-    # what the core may import of aeron_py is pure too
-    assert {t.split(".")[0] for t in _imports(PACKAGE / "addresses.py")} <= {"__future__", "ipaddress", "typing"}
+    # what the core may import of aeron_py is pure too, and imports no more of aeron_py
+    for name, allowed in pure.items():
+        targets = _imports(PACKAGE / f"{name.split('.')[-1]}.py")
+        assert {t.split(".")[0] for t in targets} <= allowed, f"{name} imports {sorted(targets)}"
+        assert {t for t in targets if t.startswith("aeron_py")} <= set(pure), f"{name} imports {sorted(targets)}"
 
 
 def test_the_echo_core_takes_facts_not_callables() -> None:

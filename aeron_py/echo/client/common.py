@@ -13,6 +13,7 @@ import socket
 from dataclasses import dataclass
 
 from ...channel import ChannelUri
+from ...validation import require_int
 
 __all__ = ["DEFAULT_TERM_LENGTH", "EXIT_AUTHENTICATION", "EXIT_FAILED", "EXIT_OK", "EXIT_SERVER_ERROR",
            "EchoClientError", "EchoResult", "check_pacing", "publication_channel", "source_ip"]
@@ -69,8 +70,7 @@ def publication_channel(address: str, port: int, *, session_id: int | None = Non
 
 def check_pacing(count: int, interval: float, hello_interval: float) -> None:
     """A client's echo count and pauses, checked the same way by every client (ValueError)."""
-    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-        raise ValueError(f"count must be an int >= 0, got {count!r}")
+    require_int("count", count, min=0)
     for name, value in (("interval", interval), ("hello_interval", hello_interval)):
         if not value >= 0:
             raise ValueError(f"{name} must be >= 0 seconds, got {value!r}")

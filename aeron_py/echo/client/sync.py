@@ -42,6 +42,7 @@ from ...errors import AeronError, OfferError, error_summary
 from ...idle import BackoffIdleStrategy
 from ...publication import ExclusivePublication
 from ...subscription import Subscription
+from ...validation import require_int
 from ..core.client import EchoClientCore, Failed, OpenDuologue, random_payload
 from ..core.protocol import STREAM_ID, Echoed
 from ..core.secure_client import ServerKeyOffered
@@ -169,8 +170,9 @@ class EchoClient:
         (monotonic seconds); only on a ``hold=True`` client that has not finished."""
         if not self.hold or self._result is not None:
             raise RuntimeError("echo_more() needs a running client made with hold=True")
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0 or not interval >= 0:
-            raise ValueError(f"echo_more: count must be an int >= 0 and interval >= 0, got {count!r}, {interval!r}")
+        require_int("echo_more: count", count, min=0)
+        if not interval >= 0:
+            raise ValueError(f"echo_more: interval must be >= 0 seconds, got {interval!r}")
         self.count += count
         self.interval = interval
         self._echoing.next_send = start

@@ -16,6 +16,8 @@ sizes it from the duologues a driver must hold instead.
 """
 from __future__ import annotations
 
+from ...validation import require_int
+
 __all__ = ["COUNTERS_PER_DUOLOGUE", "counters_buffer_length"]
 
 #: Counters budgeted per duologue: the 15 measured, a HELLO image's 4, one spare.
@@ -34,7 +36,6 @@ def counters_buffer_length(duologues: int) -> int:
     holds 512 bytes of metadata per counter: 5,064 client slots take a 13 MiB buffer and
     52 MiB of metadata (the server's whole CnC file, rings and error log included, is
     ~72 MiB)."""
-    if isinstance(duologues, bool) or not isinstance(duologues, int) or duologues < 0:
-        raise ValueError(f"duologues must be an int >= 0, got {duologues!r}")
+    require_int("duologues", duologues, min=0)
     need = (duologues * COUNTERS_PER_DUOLOGUE + _SYSTEM_COUNTERS) * _VALUE_BYTES
     return min(_AERON_MAX, max(_AERON_DEFAULT, -(-need // _MIB) * _MIB))

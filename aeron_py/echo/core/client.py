@@ -23,6 +23,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from enum import Enum
 
+from ...validation import require_int
 from .protocol import (
     INT32_MAX,
     INT32_MIN,
@@ -173,11 +174,7 @@ class EchoClientCore:
 
     def set_initial_session(self, session_id: int) -> None:
         """Record the session id of our initial publication (the CONNECT/ERROR prefix)."""
-        if isinstance(session_id, bool) or not isinstance(session_id, int) or not (
-            INT32_MIN <= session_id <= INT32_MAX
-        ):
-            raise ValueError(f"initial session id must be a signed 32-bit int, got {session_id!r}")
-        self._initial_session = session_id
+        self._initial_session = require_int("initial session id", session_id, min=INT32_MIN, max=INT32_MAX)
 
     def initial_reply(self, data: bytes, now: float) -> OpenDuologue | Failed | ServerKeyOffered | Ignored:
         """Handle one broadcast from the all-clients channel (``ServerKeyOffered``: secure

@@ -16,6 +16,8 @@ from __future__ import annotations
 import random
 from collections.abc import Set
 
+from ...validation import require_int
+
 #: Draws per port before a busy one is handed out anyway.
 _BUSY_DRAWS = 16
 
@@ -28,11 +30,8 @@ class PortAllocator:
     """Hands out the ports ``[base_port, base_port + 2 * max_clients)`` at random."""
 
     def __init__(self, base_port: int, max_clients: int, rng: random.Random | None = None) -> None:
-        for name, value in (("base_port", base_port), ("max_clients", max_clients)):
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ValueError(f"{name} must be an int, got {value!r}")
-        if max_clients < 1:
-            raise ValueError(f"max_clients must be >= 1, got {max_clients}")
+        require_int("base_port", base_port)
+        require_int("max_clients", max_clients, min=1)
         top = base_port + 2 * max_clients - 1
         if not 1 <= base_port <= 65535:
             raise ValueError(f"base port {base_port} is outside [1, 65535]")
@@ -71,8 +70,7 @@ class PortAllocator:
         """Return ``count`` distinct free ports in random order (all or nothing).
 
         A port in ``busy``: prefer another free port (at most ``_BUSY_DRAWS`` draws)."""
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise ValueError(f"port count must be an int >= 0, got {count!r}")
+        require_int("port count", count, min=0)
         if count > len(self._free):
             raise AllocationError(
                 f"asked for {count} ports but only {len(self._free)} of "

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
+from ...validation import require_int
+
 #: The one stream id used on every Echo 2.0 channel (541388802).
 STREAM_ID = 0x2044F002
 
@@ -66,14 +68,6 @@ def java_trim(text: str) -> str:
     return text.strip(_JAVA_TRIM_CHARS)
 
 
-def _check_range(name: str, value: int, low: int, high: int) -> None:
-    """Raise ValueError unless ``low <= value <= high`` (and value is an int)."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an int, got {value!r}")
-    if not low <= value <= high:
-        raise ValueError(f"{name} {value} is outside [{low}, {high}]")
-
-
 def to_signed32(value: int) -> int:
     """Reinterpret the low 32 bits of ``value`` as a signed 32-bit integer."""
     value &= UINT32_MAX
@@ -98,21 +92,21 @@ def parse_hello(data: bytes) -> int | None:
 
 def format_hello(key: int) -> bytes:
     """``HELLO <key>`` with the key as unpadded uppercase hex."""
-    _check_range("key", key, 0, UINT32_MAX)
+    require_int("key", key, min=0, max=UINT32_MAX)
     return f"HELLO {key:X}".encode("ascii")
 
 
 def crypt(key: int, duologue_session: int) -> int:
     """Unsigned 32-bit ``key XOR session`` (the session may be signed or unsigned)."""
-    _check_range("key", key, 0, UINT32_MAX)
-    _check_range("duologue session", duologue_session, INT32_MIN, UINT32_MAX)
+    require_int("key", key, min=0, max=UINT32_MAX)
+    require_int("duologue session", duologue_session, min=INT32_MIN, max=UINT32_MAX)
     return (key ^ duologue_session) & UINT32_MAX
 
 
 def session_from_crypt(key: int, crypt_value: int) -> int:
     """The client's side of :func:`crypt`: ``key XOR crypt`` as a SIGNED 32-bit id."""
-    _check_range("key", key, 0, UINT32_MAX)
-    _check_range("crypt", crypt_value, 0, UINT32_MAX)
+    require_int("key", key, min=0, max=UINT32_MAX)
+    require_int("crypt", crypt_value, min=0, max=UINT32_MAX)
     return to_signed32(key ^ crypt_value)
 
 
@@ -121,16 +115,16 @@ def session_from_crypt(key: int, crypt_value: int) -> int:
 
 def format_connect(initial_session: int, data_port: int, control_port: int, crypt: int) -> bytes:
     """``<sid> CONNECT <data-port> <control-port> <crypt>`` (sid signed, crypt hex)."""
-    _check_range("initial session", initial_session, INT32_MIN, INT32_MAX)
-    _check_range("data port", data_port, 1, 65535)
-    _check_range("control port", control_port, 1, 65535)
-    _check_range("crypt", crypt, 0, UINT32_MAX)
+    require_int("initial session", initial_session, min=INT32_MIN, max=INT32_MAX)
+    require_int("data port", data_port, min=1, max=65535)
+    require_int("control port", control_port, min=1, max=65535)
+    require_int("crypt", crypt, min=0, max=UINT32_MAX)
     return f"{initial_session} CONNECT {data_port} {control_port} {crypt:X}".encode("ascii")
 
 
 def format_error(initial_session: int, reason: Reason) -> bytes:
     """``<sid> ERROR <reason>``; ``reason`` must be one of :class:`Reason`."""
-    _check_range("initial session", initial_session, INT32_MIN, INT32_MAX)
+    require_int("initial session", initial_session, min=INT32_MIN, max=INT32_MAX)
     return f"{initial_session} ERROR {Reason(reason).value}".encode("ascii")
 
 
@@ -200,7 +194,7 @@ def parse_initial_reply(data: bytes, own_session: int) -> InitialReply:
     messages (prefix compared as signed decimal text), Java-trim the rest, then
     ``ERROR (.*)`` or ``CONNECT ([0-9]+) ([0-9]+) ([0-9A-F]+)``; anything else ignored.
     """
-    _check_range("own session", own_session, INT32_MIN, INT32_MAX)
+    require_int("own session", own_session, min=INT32_MIN, max=INT32_MAX)
     text = decode(data)
     space = text.find(" ")
     if space < 0:

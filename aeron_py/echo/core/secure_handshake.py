@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+from ...validation import require_int
 from .noise import KeyPairFactory, NkInitiator, NkResponder, NoiseAuthenticationError, NoiseCrypto, NoiseError
 from .protocol import INT32_MAX, INT32_MIN, Ignored, Reason, Rejected, decode
 from .secure_hello import (
@@ -23,7 +24,6 @@ from .secure_hello import (
     SecureConnectPayload,
     SecureReason,
     ServerKey,
-    check_int,
     duologue_keys,
     format_connect_payload,
     format_connect_secure,
@@ -156,7 +156,7 @@ class SecureServerHandshake:
 
     def __init__(self, initial_session: int, static_keypair: tuple[bytes, bytes | bytearray], *,
                  crypto: NoiseCrypto, ephemeral: KeyPairFactory | None = None) -> None:
-        check_int("initial session", initial_session, INT32_MIN, INT32_MAX)
+        require_int("initial session", initial_session, min=INT32_MIN, max=INT32_MAX)
         self._sid = initial_session
         self._static_keypair = static_keypair
         self._crypto = crypto

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from ...validation import require_int
 from .protocol import INT32_MAX, INT32_MIN, Ignored, Reason, Rejected, decode, format_error, parse_hello, \
     parse_initial_reply
 
@@ -56,11 +57,6 @@ class SecureReason(StrEnum):
 
     SECURE_MODE_REQUIRED = "secure mode required"  # a plain HELLO to a secure server
     WRONG_SERVER_KEY = "wrong server key"  # message 1 was not made with this server's public key
-
-
-def check_int(name: str, value: int, low: int, high: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValueError(f"{name} must be an int in [{low}, {high}], not {value!r}")
 
 
 # ------------------------------------------------------------------- base64url
@@ -153,13 +149,13 @@ def parse_secure_hello(data: bytes) -> SecureHello:
 
 def format_connect_secure(initial_session: int, message2: bytes) -> bytes:
     """``<sid> CONNECT-SECURE <message 2>``."""
-    check_int("initial session", initial_session, INT32_MIN, INT32_MAX)
+    require_int("initial session", initial_session, min=INT32_MIN, max=INT32_MAX)
     return f"{initial_session} CONNECT-SECURE {b64url_encode(message2)}".encode("ascii")
 
 
 def format_server_key(initial_session: int, public_key: bytes) -> bytes:
     """``<sid> SERVER-KEY <public key>``."""
-    check_int("initial session", initial_session, INT32_MIN, INT32_MAX)
+    require_int("initial session", initial_session, min=INT32_MIN, max=INT32_MAX)
     if len(public_key) != 32:
         raise ValueError(f"a server public key is 32 bytes, not {len(public_key)}")
     return f"{initial_session} SERVER-KEY {b64url_encode(public_key)}".encode("ascii")
@@ -168,7 +164,7 @@ def format_server_key(initial_session: int, public_key: bytes) -> bytes:
 def format_secure_error(initial_session: int, reason: Reason | SecureReason) -> bytes:
     """``<sid> ERROR <reason>`` for a plain or a secure-mode reason."""
     if isinstance(reason, SecureReason):
-        check_int("initial session", initial_session, INT32_MIN, INT32_MAX)
+        require_int("initial session", initial_session, min=INT32_MIN, max=INT32_MAX)
         return f"{initial_session} ERROR {reason.value}".encode("ascii")
     return format_error(initial_session, reason)
 
@@ -183,10 +179,10 @@ class SecureConnectPayload:
     client_session: int  # the session id the client must give its duologue publication
 
     def __post_init__(self) -> None:
-        check_int("data port", self.data_port, 1, 65535)
-        check_int("control port", self.control_port, 1, 65535)
-        check_int("server session", self.server_session, INT32_MIN, INT32_MAX)
-        check_int("client session", self.client_session, INT32_MIN, INT32_MAX)
+        require_int("data port", self.data_port, min=1, max=65535)
+        require_int("control port", self.control_port, min=1, max=65535)
+        require_int("server session", self.server_session, min=INT32_MIN, max=INT32_MAX)
+        require_int("client session", self.client_session, min=INT32_MIN, max=INT32_MAX)
         if self.server_session == self.client_session:
             raise ValueError("the two duologue sessions must differ: each has its own key")
 
@@ -265,7 +261,7 @@ def parse_secure_reply(data: bytes, own_session: int) -> SecureReply:
     Other sessions' messages are ignored as in plain mode; ``ERROR`` is read as the
     plain client reads it (:func:`.protocol.parse_initial_reply`).
     """
-    check_int("own session", own_session, INT32_MIN, INT32_MAX)
+    require_int("own session", own_session, min=INT32_MIN, max=INT32_MAX)
     text = decode(data)
     if len(data) > MAX_SECURE_MESSAGE:
         return Ignored(text, f"longer than {MAX_SECURE_MESSAGE} bytes")

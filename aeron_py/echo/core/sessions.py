@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 
+from ...validation import require_int
 from .ports import AllocationError
 
 #: Range the server draws duologue ids from (the driver reserves 1..2147483647).
@@ -29,9 +30,8 @@ class SessionAllocator:
         maximum: int = DEFAULT_SESSION_MAX,
         rng: random.Random | None = None,
     ) -> None:
-        for name, value in (("minimum", minimum), ("maximum", maximum)):
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ValueError(f"session {name} must be an int, got {value!r}")
+        require_int("session minimum", minimum)
+        require_int("session maximum", maximum)
         if minimum >= maximum:
             raise ValueError(f"session range [{minimum}, {maximum}) is empty")
         self._min = minimum

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...validation import optional_int, require_int
 from .outbox import DEFAULT_BROADCAST_CAP, DEFAULT_DUOLOGUE_CAP
 from .telemetry import DEFAULT_EVENT_RATE, DEFAULT_MAX_FILES, DEFAULT_MAX_TOTAL_BYTES
 
@@ -108,21 +109,16 @@ class ServerOptions:
 
     def __post_init__(self) -> None:
         for name in ("port", "control_port"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 65535:
-                raise ValueError(f"ServerOptions.{name} must be a port in [1, 65535], got {value!r}")
+            require_int(f"ServerOptions.{name}", getattr(self, name), min=1, max=65535)
         if self.port == self.control_port:
             raise ValueError(f"ServerOptions: port and control_port are both {self.port}")
-        t = self.term_length
-        if isinstance(t, bool) or not isinstance(t, int) or t < 65536 or t > 2**30 or t & (t - 1):
-            raise ValueError(f"ServerOptions.term_length must be a power of two in [64 KiB, 1 GiB], got {t!r}")
+        term = require_int("ServerOptions.term_length", self.term_length, min=64 * 1024, max=2**30)
+        if term & (term - 1):
+            raise ValueError(f"ServerOptions.term_length must be a power of two, got {term!r}")
         for name in ("max_creating", "broadcast_cap", "duologue_outbox_cap", "events_max_bytes", "events_max_files",
-                     "setup_burst", "max_images_per_source", "max_images_total"):
-            value = getattr(self, name)
-            if value is None and name == "max_images_total":
-                continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"ServerOptions.{name} must be an int >= 1, got {value!r}")
+                     "setup_burst", "max_images_per_source"):
+            require_int(f"ServerOptions.{name}", getattr(self, name), min=1)
+        optional_int("ServerOptions.max_images_total", self.max_images_total, min=1)
         for name in ("send_timeout", "create_timeout", "snapshot_interval", "driver_timeout", "event_rate",
                      "setup_rate"):
             if not getattr(self, name) > 0:
