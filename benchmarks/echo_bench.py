@@ -6,7 +6,7 @@ Writes ``results/echo.json`` (every number, settings, machine info, load average
 ``results/echo.png`` (RTT bars; server memory against duologues) and a row of
 ``results/history/echo.csv``.  The parts are in ``benchmarks/echobench/``.  Loopback only;
 every media driver is SHARED with the ``backoff`` idle strategy and every Python loop
-idles with ``BackoffIdleStrategy(max_park_ns=1 ms)`` (what ``EchoServer`` and
+idles with ``BackoffIdleStrategy(max_park_ns=1 ms)`` (what the Echo server and
 ``EchoClient`` use); nothing busy-spins.  ``--quick`` takes 1.5-2.5 minutes, the
 full run 5-8 (more on a busy machine).  Not part of pytest.  Exit status 1 if a part
 failed (its error is in the JSON; the other parts still run).
@@ -18,7 +18,7 @@ over stdin/stdout, exit when stdin closes (and get SIGTERM via ``setpriv --pdeat
 available, if this process dies), and are stopped with bounded waits, then SIGINT, then
 SIGKILL (``benchmarks.harness.Child``).
 
-1. RTT.  Echo: ``EchoServer`` in one process, one ``EchoClient`` (one echo in
+1. RTT.  Echo: the Echo server (``echo_server``) in one process, one ``EchoClient`` (one echo in
    flight, ``ECHO`` + 32 B payload = 37 B messages, warm-up, then samples) in
    another.  Raw: a pong process and a ping process with the *same* channel shapes
    (client publication to ``endpoint=``, server publication ``control-mode=dynamic``

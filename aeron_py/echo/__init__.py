@@ -5,7 +5,7 @@ The package is layered; each folder is one layer:
 * :mod:`.core` - the sans-I/O protocol core: wire format, the server's and the
   client's state machines, allocators, per-IP limits, deadlines.  No Aeron, sockets,
   threads or clocks;
-* :mod:`.server` - the server glue (:class:`~aeron_py.echo.server.EchoServer`) and
+* :mod:`.server` - the server glue (:class:`~aeron_py.echo.server.DuologueServer`, :func:`~aeron_py.echo.server.echo_server`) and
   its command line;
 * :mod:`.client` - the clients (step-driven and asyncio) and their command line;
 * :mod:`.load` - the load generator, its hold mode and the HELLO flood tool;

@@ -115,6 +115,7 @@ CLOSE_REASONS: tuple[str, ...] = (
     "create_failed",
     "blocked",
     "reclaimed",
+    "application",
 )
 #: ``blocklist_reload.reason`` values.
 RELOAD_REASONS: tuple[str, ...] = ("file_changed", "requested")

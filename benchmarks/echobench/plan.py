@@ -15,7 +15,7 @@ TERM_LENGTH = 64 * 1024
 LOOPBACK = "127.0.0.1"
 LINE_PREFIX = "@@"  # marks protocol lines on a child's stdout
 GIB = 1 << 30
-# server-side driver options EchoServer uses (echo/server.py), mirrored by the raw pong
+# server-side driver options the Echo server uses (echo/server.py), mirrored by the raw pong
 SERVER_DRIVER_OPTIONS: dict[str, int] = {
     "publication_reserved_session_id_low": 1, "publication_reserved_session_id_high": 2**31 - 1,
     "publication_linger_timeout_ns": 200_000_000, "timer_interval_ns": 100_000_000}

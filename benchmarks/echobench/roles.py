@@ -48,8 +48,8 @@ def _is_exit(command: dict[str, Any] | None) -> bool:
 
 
 def role_serve(cfg: dict[str, Any]) -> None:
-    """An EchoServer on a thread; answers ``stats``."""
-    from aeron_py.echo.server import EchoServer, ServerOptions
+    """The Echo server on a thread; answers ``stats``."""
+    from aeron_py.echo.server import ServerOptions, echo_server
     from aeron_py.echo.core.contract import DEFAULT_MAX_IMAGE_TERM_LENGTH, ServerConfig
 
     config = ServerConfig(max_clients=cfg["max_clients"], clients_base_port=cfg["base_port"],
@@ -58,7 +58,7 @@ def role_serve(cfg: dict[str, Any]) -> None:
     options = ServerOptions(address=LOOPBACK, port=cfg["port"], control_port=cfg["control_port"], dir=cfg["dir"],
                             term_length=cfg["term_length"])
     commands = _commands()
-    server = EchoServer(config, options).start(timeout=30.0)
+    server = echo_server(config, options).start(timeout=30.0)
     try:
         _emit({"ready": True, "dir": server.driver_dir, "pid": os.getpid()})
         while True:
@@ -104,7 +104,7 @@ def _raw_channels(aeron: Any, cfg: dict[str, Any], server: bool) -> tuple[Any, A
 
 
 def role_pong(cfg: dict[str, Any]) -> None:
-    """Raw pong: echo every message back, with EchoServer's loop shape and idling."""
+    """Raw pong: echo every message back, with the duologue server's loop shape and idling."""
     from aeron_py.idle import BackoffIdleStrategy
 
     commands = _commands()

@@ -4,6 +4,7 @@ import random
 from aeron_py.echo import (
     Broadcast, CreateDuologue, EchoClientCore, EchoServerCore, OpenDuologue, SendDuologue, ServerConfig,
 )
+from aeron_py.echo.core.echo_rule import answer
 
 server = EchoServerCore(ServerConfig(max_clients=4, clients_base_port=9010), rng=random.Random(1))
 client = EchoClientCore(key=0x611786D9)          # the guide's worked example key
@@ -31,6 +32,8 @@ assert duologue.session_id == create.session_id  # key XOR crypt: only this clie
 server.duologue_image_available(create.session_id, image_id=2, source_identity="127.0.0.2:40400",
                                 term_length=65536, now=0.3)
 echo = client.next_echo(b"hello, duologue", now=0.4)
-reply = next(a for a in server.duologue_message(create.session_id, 2, echo, now=0.5)
-             if isinstance(a, SendDuologue))
+# The core hands the message to the application (a Deliver action); Echo's rule answers it.
+delivered = server.duologue_message(create.session_id, 2, echo, now=0.5)
+print(delivered)                                 # [Deliver(session_id=..., data=b'ECHO hello, duologue')]
+reply = next(a for a in answer(server, delivered, now=0.5) if isinstance(a, SendDuologue))
 print(client.duologue_reply(reply.data, now=0.6))  # Echoed(...)

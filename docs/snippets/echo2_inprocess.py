@@ -1,13 +1,13 @@
 """An Echo 2.0 server and two clients in one process, on loopback (about 2 s)."""
 from aeron_py import BackoffIdleStrategy
 from aeron_py.echo.client import EchoClient
-from aeron_py.echo.server import EchoServer, ServerOptions
+from aeron_py.echo.server import ServerOptions, echo_server
 from aeron_py.echo.core.contract import ServerConfig
 
 config = ServerConfig(max_clients=4, clients_base_port=27310, max_per_ip=1)
 options = ServerOptions(address="127.0.0.1", port=27300, control_port=27301)
 
-with EchoServer(config, options) as server:         # serves on a background thread
+with echo_server(config, options) as server:         # serves on a background thread
     first = EchoClient("127.0.0.1", 27300, 27301, count=3, timeout=10)
     first.open()                                     # its duologue now counts against 127.0.0.1
     idle = BackoffIdleStrategy()                     # step() never blocks: idle when it did nothing

@@ -7,7 +7,7 @@
   no parameter of :class:`EchoServerCore`'s methods is annotated ``Callable`` (what the
   glue knows, a blocked source, a busy port, the time, arrives as an argument);
 * the bindings (the top level of ``aeron_py/``, ``asyncio/`` and ``stat/``) import nothing
-  of the application layers (``echo/``, ``analytics/``, ``telemetry/``), except the
+  of the application layers (``duologue/``, ``echo/``, ``analytics/``, ``telemetry/``), except the
   ``python -m`` entry points that only call an application command line;
 * no cycle of files: following the imports (module level and inside functions) from any
   file never leads back to it.
@@ -22,7 +22,7 @@ import pytest
 pytestmark = pytest.mark.timeout(60)
 
 PACKAGE = Path(__file__).resolve().parents[2] / "aeron_py"
-APPLICATION = ("aeron_py.echo", "aeron_py.analytics", "aeron_py.telemetry")
+APPLICATION = ("aeron_py.duologue", "aeron_py.echo", "aeron_py.analytics", "aeron_py.telemetry")
 # top-level files that exist only for their `python -m` command: each calls an application command line
 ENTRY_POINTS = {"aeron_py.echo_server", "aeron_py.echo_client", "aeron_py.echo_load"}
 CORE_FORBIDDEN = {"threading", "time", "socket", "select", "selectors", "asyncio", "subprocess",

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from ...validation import optional_int, optional_positive, require_int, require_positive
 from .secure_handshake import ServerSecrets
 from .secure_hello import DuologueKeys
 from .sessions import DEFAULT_SESSION_MAX, DEFAULT_SESSION_MIN
@@ -21,7 +22,7 @@ from .sessions import DEFAULT_SESSION_MAX, DEFAULT_SESSION_MIN
 __all__ = ["DEFAULT_FLOOD_HELLOS", "DEFAULT_FLOOD_PENALTY", "LARGE_TERM_IMAGES_PER_CLIENT",
            "DEFAULT_LARGE_TERM_LENGTH", "DEFAULT_MAX_IMAGE_TERM_LENGTH", "DEFAULT_RECLAIM_AFTER", "DEFAULT_REFUSAL_INTERVAL",
            "DEFAULT_STANDING_WINDOW", "Action", "BlockSource", "Broadcast", "CloseDuologue",
-           "CloseReason", "CreateDuologue", "DuologueInfo", "Event", "RejectImage", "SendDuologue", "ServerConfig",
+           "CloseReason", "CreateDuologue", "Deliver", "DuologueInfo", "Event", "RejectImage", "SendDuologue", "ServerConfig",
            "ServerStats"]
 #: Largest term length accepted on client images: Aeron's default term, so that a stock
 #: Aeron client is served (within the large-term budget, :mod:`.large_terms`).
@@ -61,6 +62,7 @@ class CloseReason(StrEnum):
     CREATE_FAILED = "create_failed"
     BLOCKED = "blocked"
     RECLAIMED = "reclaimed"
+    APPLICATION = "application"  # the application closed it (Duologue.close)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -94,35 +96,17 @@ class ServerConfig:
     secure: ServerSecrets | None = None
 
     def __post_init__(self) -> None:
-        positive_ints = ("max_clients", "max_per_ip", "max_message", "max_image_term_length", "large_term_length")
-        for name in positive_ints:
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"ServerConfig.{name} must be an int >= 1, got {value!r}")
+        for name in ("max_clients", "max_per_ip", "max_message", "max_image_term_length", "large_term_length"):
+            require_int(f"ServerConfig.{name}", getattr(self, name), min=1)
         for name in ("max_large_term_images", "max_large_term_images_per_ip"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-                raise ValueError(
-                    f"ServerConfig.{name} must be None or an int >= 0 (0: no large terms), got {value!r}")
-        if not self.refusal_interval >= 0:
-            raise ValueError(f"ServerConfig.refusal_interval must be >= 0 seconds, got {self.refusal_interval!r}")
-        if not self.log_interval > 0:
-            raise ValueError(f"ServerConfig.log_interval must be > 0 seconds, got {self.log_interval!r}")
-        if not self.expiry > 0:
-            raise ValueError(f"ServerConfig.expiry must be > 0 seconds, got {self.expiry!r}")
-        if self.reclaim_after is not None and not self.reclaim_after > 0:
-            raise ValueError(f"ServerConfig.reclaim_after must be None or > 0 seconds, got {self.reclaim_after!r}")
-        if self.flood_hellos is not None and (isinstance(self.flood_hellos, bool)
-                                              or not isinstance(self.flood_hellos, int) or self.flood_hellos < 1):
-            raise ValueError(f"ServerConfig.flood_hellos must be None or an int >= 1, got {self.flood_hellos!r}")
-        if not self.flood_penalty > 0:
-            raise ValueError(f"ServerConfig.flood_penalty must be > 0 seconds, got {self.flood_penalty!r}")
-        if not self.standing_window >= 0:
-            raise ValueError(f"ServerConfig.standing_window must be >= 0 seconds, got {self.standing_window!r}")
-        if self.idle_timeout is not None and not self.idle_timeout > 0:
-            raise ValueError(
-                f"ServerConfig.idle_timeout must be None or > 0 seconds, got {self.idle_timeout!r}"
-            )
+            optional_int(f"ServerConfig.{name}", getattr(self, name), min=0)
+        optional_int("ServerConfig.flood_hellos", self.flood_hellos, min=1)
+        for name in ("refusal_interval", "standing_window"):
+            require_positive(f"ServerConfig.{name}", getattr(self, name), or_zero=True, unit="seconds")
+        for name in ("log_interval", "expiry", "flood_penalty"):
+            require_positive(f"ServerConfig.{name}", getattr(self, name), unit="seconds")
+        for name in ("reclaim_after", "idle_timeout"):
+            optional_positive(f"ServerConfig.{name}", getattr(self, name), unit="seconds")
 
     def large_term_limits(self) -> tuple[int, int]:
         """Large-term images kept at once, (in total, per client key): the configured values,
@@ -174,6 +158,16 @@ class SendDuologue:
 
 
 @dataclass(frozen=True)
+class Deliver:
+    """Hand ``data``, a message from duologue ``session_id``'s client, to the application;
+    its answers come back as :meth:`~.server.EchoServerCore.reply`,
+    :meth:`~.server.EchoServerCore.bad_message` and :meth:`~.server.EchoServerCore.close`."""
+
+    session_id: int
+    data: bytes
+
+
+@dataclass(frozen=True)
 class CloseDuologue:
     """Close (after flushing) the duologue ``session_id``."""
 
@@ -208,7 +202,7 @@ class Event:
     fields: dict[str, Any] = field(default_factory=dict)
 
 
-Action = Broadcast | CreateDuologue | SendDuologue | CloseDuologue | RejectImage | BlockSource | Event
+Action = Broadcast | CreateDuologue | SendDuologue | Deliver | CloseDuologue | RejectImage | BlockSource | Event
 
 
 

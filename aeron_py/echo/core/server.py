@@ -59,7 +59,6 @@ from .protocol import (
     crypt,
     format_connect,
     format_error,
-    parse_echo,
     split_source_identity,
 )
 from .contract import (
@@ -70,6 +69,7 @@ from .contract import (
     CloseDuologue,
     CloseReason,
     CreateDuologue,
+    Deliver,
     DuologueInfo,
     Event,
     RejectImage,
@@ -78,7 +78,7 @@ from .contract import (
     ServerStats,
 )
 __all__ = ["DEFAULT_MAX_IMAGE_TERM_LENGTH", "DEFAULT_REFUSAL_INTERVAL", "Action", "Broadcast", "CloseDuologue",
-           "CloseReason", "CreateDuologue", "DuologueInfo", "EchoServerCore", "Event", "RejectImage", "SendDuologue",
+           "CloseReason", "CreateDuologue", "Deliver", "DuologueInfo", "EchoServerCore", "Event", "RejectImage", "SendDuologue",
            "ServerConfig", "ServerStats"]
 
 logger = logging.getLogger(__name__)
@@ -279,7 +279,8 @@ class EchoServerCore:
         return []
 
     def duologue_message(self, session_id: int, image_id: int, data: bytes, now: float) -> list[Action]:
-        """One message on a duologue: echo it verbatim, or ERROR + close."""
+        """One message on a duologue: :class:`Deliver` to the application, or (longer than
+        ``max_message``) ``ERROR bad message`` + close."""
         d = self._live(session_id, "message")
         if d is None:
             return []
@@ -293,18 +294,39 @@ class EchoServerCore:
         d.msgs_in += 1
         d.bytes_in += len(data)
         d.last_activity = now
-        oversize = len(data) > self._config.max_message
-        if not oversize and parse_echo(data) is not None:
-            reply = bytes(data)
-            d.msgs_out += 1
-            d.bytes_out += len(reply)
-            return [SendDuologue(session_id, reply)]
+        if len(data) > self._config.max_message:
+            return self._bad_message(d, len(data), True, now)
+        return [Deliver(session_id, bytes(data))]
+
+    # ---- the application's answers (after a Deliver, or at any time while the duologue lives)
+
+    def reply(self, session_id: int, data: bytes, now: float) -> list[Action]:
+        """The application sends ``data`` on duologue ``session_id`` ([] once it is closed)."""
+        d = self._live(session_id, "reply")
+        if d is None:
+            return []
+        d.msgs_out += 1
+        d.bytes_out += len(data)
+        return [SendDuologue(session_id, bytes(data))]
+
+    def bad_message(self, session_id: int, size: int, now: float) -> list[Action]:
+        """The application did not understand a message of ``size`` bytes: ``ERROR bad
+        message``, then close (the protocol's rule for a bad message)."""
+        d = self._live(session_id, "bad message")
+        return [] if d is None else self._bad_message(d, size, False, now)
+
+    def close(self, session_id: int, now: float) -> list[Action]:
+        """The application closes duologue ``session_id`` ([] if it is already closed)."""
+        d = self._live(session_id, "close")
+        return [] if d is None else self._close(d, CloseReason.APPLICATION, now)
+
+    def _bad_message(self, d: DuologueRecord, size: int, oversize: bool, now: float) -> list[Action]:
         d.msgs_out += 1
         d.bytes_out += len(ERROR_BAD_MESSAGE_DUOLOGUE)
-        logger.info("duologue %d: bad message (%d bytes) from %s", session_id, len(data), d.owner_ip)
-        return [SendDuologue(session_id, ERROR_BAD_MESSAGE_DUOLOGUE),
-                Event("bad_message", {"ip": d.owner_ip, "session_id": session_id,
-                                      "bytes": len(data), "oversize": oversize}),
+        logger.info("duologue %d: bad message (%d bytes) from %s", d.session_id, size, d.owner_ip)
+        return [SendDuologue(d.session_id, ERROR_BAD_MESSAGE_DUOLOGUE),
+                Event("bad_message", {"ip": d.owner_ip, "session_id": d.session_id,
+                                      "bytes": size, "oversize": oversize}),
                 *self._close(d, CloseReason.BAD_MESSAGE, now)]
 
     def send_failed(self, session_id: int, now: float) -> list[Action]:

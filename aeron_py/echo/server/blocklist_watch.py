@@ -12,7 +12,7 @@ check (the writer is done with it), and the file is read between two ``stat`` ca
 that must agree.  A version that is not valid (a bad line, not UTF-8, or a last line
 without its newline: the usual sign of a writer caught mid-line) keeps the previous
 list in force, is logged once, and is not read again until the file changes again.
-:meth:`BlocklistWatch.reload` (SIGHUP, :meth:`~.server.EchoServer.reload_blocklist`)
+:meth:`BlocklistWatch.reload` (SIGHUP, :meth:`~.loop.DuologueServer.reload_blocklist`)
 reads the file now, whatever its signature, and accepts an unterminated last line
 (an operator asked for exactly this file).  A version whose entries are the ones
 in force (a ``touch``, a re-read) is not a new version.

@@ -29,7 +29,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .loop import DEFAULT_TERM_LENGTH, DriverLostError, EchoServer, ServerOptions, aeron_cause
+from .echo_application import echo_server
+from .loop import DEFAULT_TERM_LENGTH, DriverLostError, DuologueServer, ServerOptions, aeron_cause
 from ..core.contract import (LARGE_TERM_IMAGES_PER_CLIENT,
                              DEFAULT_FLOOD_HELLOS, DEFAULT_FLOOD_PENALTY, DEFAULT_MAX_IMAGE_TERM_LENGTH,
                              DEFAULT_RECLAIM_AFTER, ServerConfig)
@@ -260,12 +261,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return generate_key(args.generate_key, args.force)
     config, options = settings(args, p)
     try:
-        server = EchoServer(config, options)
+        server = echo_server(config, options)
     except (OSError, ValueError) as exc:
         print(f"echo_server: {exc}", file=sys.stderr)
         return 1
 
-    def ready(s: EchoServer) -> None:
+    def ready(s: DuologueServer) -> None:
         o = s.options
         print(f"READY {o.address} {o.port} {o.control_port}", flush=True)
         if config.secure is not None:
@@ -297,7 +298,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         arm_watchdog(f"{name}: stopping")
         server.stop()
 
-    def stopping(s: EchoServer) -> None:
+    def stopping(s: DuologueServer) -> None:
         if not signals:  # the loop ended by itself (error, driver lost): bound the teardown too
             arm_watchdog("serving ended")
 

@@ -6,7 +6,8 @@ Each action goes to the collaborator that owns what it is about:
   outboxes (:mod:`.channels`);
 * ``CloseDuologue``: the images of the duologue are forgotten (:mod:`.image_admission`),
   then its channels closed (:mod:`.channels`: how soon its data port is free depends on
-  whether it had images);
+  whether it had images), then the application told (:mod:`.application`);
+* ``Deliver``: the application (:mod:`.application`), whose answers run at once;
 * ``RejectImage``: :mod:`.image_admission`;
 * ``BlockSource``: the driver's endpoint filter (:mod:`.endpoint_guard`);
 * ``Event``: telemetry, for the whole list before any action runs (:mod:`.telemetry`).
@@ -19,10 +20,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .application import ApplicationGlue
 from .channels import DuologueChannels
 from .image_admission import ImageAdmission
 from .steps import Steps
-from ..core.contract import BlockSource, Broadcast, CloseDuologue, CreateDuologue, Event, RejectImage, SendDuologue
+from ..core.contract import (BlockSource, Broadcast, CloseDuologue, CreateDuologue, Deliver, Event, RejectImage,
+                             SendDuologue)
 
 if TYPE_CHECKING:
     from ..core.contract import Action
@@ -36,7 +39,8 @@ class Dispatcher:
     """Executes the core's actions by handing each to its owner."""
 
     def __init__(self, channels: DuologueChannels, admission: ImageAdmission, guard: EndpointGuard,
-                 telemetry: ServerTelemetry | None) -> None:
+                 telemetry: ServerTelemetry | None, application: ApplicationGlue) -> None:
+        self._application = application
         self._channels = channels
         self._admission = admission
         self._guard = guard
@@ -55,10 +59,13 @@ class Dispatcher:
                 self.drain(self._channels.create(action, now), now)
             elif isinstance(action, SendDuologue):
                 self.drain(self._channels.send(action, now), now)
+            elif isinstance(action, Deliver):
+                self.drain(self._application.deliver(action, now), now)
             elif isinstance(action, CloseDuologue):
                 session = action.session_id
                 had_images = self._channels.is_live(session) and self._admission.forget_duologue(session)
                 self._channels.close(session, had_images, now)
+                self._application.closed(session, action.reason)
             elif isinstance(action, RejectImage):
                 self._admission.reject(action)
             elif isinstance(action, BlockSource):

@@ -1,7 +1,7 @@
 """Echo 2.0 server glue: moves bytes between Aeron and :class:`~aeron_py.echo.core.server.EchoServerCore`.
 
 One thread owns everything: the Aeron client runs with the conductor agent invoker,
-so image callbacks fire inside :meth:`EchoServer.run`'s own loop, where they only
+so image callbacks fire inside :meth:`DuologueServer.run`'s own loop, where they only
 enqueue.  Each loop iteration:
 
 1. ``aeron.do_work()`` (callbacks enqueue image events);
@@ -20,7 +20,7 @@ enqueue.  Each loop iteration:
 6. ``core.tick`` every 100 ms (it visits only what is due); the blocklist file
    checked for a new version (and re-read when asked: SIGHUP), see
    :mod:`.blocklist_watch`; telemetry (written by its own thread); the client
-   losing its driver ends :meth:`EchoServer.run` with
+   losing its driver ends :meth:`DuologueServer.run` with
    :class:`DriverLostError`.
 
 Each rule has one home, an object that owns its state: image admission
@@ -34,7 +34,7 @@ up: a pass that feeds the core yields the core's actions (:mod:`.steps`) and the
 :class:`~.dispatch.Dispatcher` executes them, in order, handing each to its owner.
 A HELLO goes one way: ``PollSet.poll`` (:mod:`.message_polling`) -> the core ->
 :mod:`.dispatch` -> :mod:`.channels` (``async_add_*``).  This module is the public
-:class:`EchoServer`, the loop, and the composition of those objects.
+:class:`DuologueServer`, the loop, and the composition of those objects.
 
 Ports (lesson from the Java peer): a closed duologue publication keeps its control
 socket bound while it lingers, and a closed subscription keeps its socket while an
@@ -71,6 +71,7 @@ from ...errors import AeronError, aeron_cause
 from ...idle import BackoffIdleStrategy
 from ...secure import SecureTransport
 from .blocklist_enforcement import BlocklistEnforcement
+from .application import Application, ApplicationGlue
 from .blocklist_watch import BlocklistWatch
 from .channels import DuologueChannels
 from .dispatch import Dispatcher
@@ -83,7 +84,7 @@ from .lifecycle import DriverLostError, ServerLifecycle, glue_counters
 from .options import DEFAULT_TERM_LENGTH, ServerOptions
 from .telemetry import SNAPSHOT_COUNTERS, ServerTelemetry
 
-__all__ = ["DEFAULT_TERM_LENGTH", "SNAPSHOT_COUNTERS", "DriverLostError", "EchoServer", "ServerOptions",
+__all__ = ["DEFAULT_TERM_LENGTH", "SNAPSHOT_COUNTERS", "DriverLostError", "DuologueServer", "ServerOptions",
            "aeron_cause"]
 
 logger = logging.getLogger("aeron_py.echo.server")
@@ -106,10 +107,11 @@ class _Serving:
     telemetry: ServerTelemetry | None
 
 
-class EchoServer:
-    """An Echo 2.0 server: media driver, Aeron client, channels, and the core.
+class DuologueServer:
+    """A duologue server: media driver, Aeron client, channels, the core, and the
+    ``application`` that answers each duologue's messages (:mod:`.application`).
 
-    >>> with EchoServer(ServerConfig(max_clients=4, clients_base_port=9010)) as server:
+    >>> with DuologueServer(MyApplication(), ServerConfig(max_clients=4, clients_base_port=9010)) as server:
     ...     ...  # serving on a background thread
 
     :meth:`run` serves in the calling thread until :meth:`stop`; :meth:`start`
@@ -118,8 +120,10 @@ class EchoServer:
     from signal handlers).
     """
 
-    def __init__(self, config: ServerConfig, options: ServerOptions | None = None) -> None:
+    def __init__(self, application: Application, config: ServerConfig, options: ServerOptions | None = None) -> None:
         self.options = options if options is not None else ServerOptions()
+        #: Each duologue's messages go to it, on the server's thread.
+        self.application = application
         self._watch: BlocklistWatch | None = None
         if self.options.blocklist is not None:
             self._watch = BlocklistWatch(self.options.blocklist)  # bad file: fail at once
@@ -196,10 +200,10 @@ class EchoServer:
         """Ask the loop to shut down (closes every duologue first)."""
         self._stop.set()
 
-    def start(self, timeout: float = 10.0) -> "EchoServer":
+    def start(self, timeout: float = 10.0) -> "DuologueServer":
         """Serve on a background thread; returns once serving (raises what startup raised)."""
         if self._thread is not None:
-            raise RuntimeError("EchoServer.start() called twice")
+            raise RuntimeError(f"{type(self).__name__}.start() called twice")
         self._thread = threading.Thread(target=self._run_catching, name="echo-server", daemon=True)
         self._thread.start()
         deadline = time.monotonic() + timeout
@@ -224,7 +228,7 @@ class EchoServer:
         if error is not None:
             raise error
 
-    def __enter__(self) -> "EchoServer":
+    def __enter__(self) -> "DuologueServer":
         return self if self._thread is not None else self.start()
 
     def __exit__(self, *exc_info: object) -> None:
@@ -238,8 +242,8 @@ class EchoServer:
 
     # ---- the loop
 
-    def run(self, on_ready: Callable[["EchoServer"], Any] | None = None,
-            on_stopping: Callable[["EchoServer"], Any] | None = None) -> None:
+    def run(self, on_ready: Callable[["DuologueServer"], Any] | None = None,
+            on_stopping: Callable[["DuologueServer"], Any] | None = None) -> None:
         """Set up, serve until :meth:`stop`, shut down cleanly (also after an error).
 
         ``on_stopping`` runs when serving ends, before the teardown (e.g. to arm a
@@ -378,7 +382,8 @@ class EchoServer:
         admission = ImageAdmission(self._core, self._image_events, life.all_clients, life.poll_set, channels)
         polling = MessagePolling(self._core, admission, channels, life.hello_set, life.poll_set, self._watch)
         telemetry = life.open_telemetry(functools.partial(glue_counters, self._core, channels, life.guard, life.secure_transport))
-        dispatch = Dispatcher(channels, admission, life.guard, telemetry)
+        dispatch = Dispatcher(channels, admission, life.guard, telemetry,
+                              ApplicationGlue(self._core, self.application))
         self._serving = _Serving(
             life.aeron, life.guard, channels, admission, polling, dispatch,
             BlocklistEnforcement(self._watch, self.options, self._core, life.guard, telemetry), telemetry)

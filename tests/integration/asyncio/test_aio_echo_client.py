@@ -13,7 +13,7 @@ import pytest
 import aeron_py.asyncio as aio
 from aeron_py import MediaDriver
 from aeron_py.echo.client.async_client import AsyncEchoClient
-from aeron_py.echo.server import EchoServer, ServerOptions
+from aeron_py.echo.server import DuologueServer, ServerOptions, echo_server
 from aeron_py.echo.core.contract import ServerConfig
 from processes import run_process
 
@@ -43,15 +43,15 @@ def _take_block() -> int:
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[EchoServer]:
+def server() -> Iterator[DuologueServer]:
     first = _take_block()
-    echo = EchoServer(ServerConfig(max_clients=(BLOCK - 10) // 2, clients_base_port=first + 10),
+    echo = echo_server(ServerConfig(max_clients=(BLOCK - 10) // 2, clients_base_port=first + 10),
                       ServerOptions(address=HOST, port=first, control_port=first + 1))
     with echo.start() as running:
         yield running
 
 
-async def test_async_echo_client_against_the_server(server: EchoServer) -> None:
+async def test_async_echo_client_against_the_server(server: DuologueServer) -> None:
     options = server.options
     client = AsyncEchoClient(HOST, options.port, options.control_port, count=5, timeout=10.0)
     ticks = 0
@@ -71,7 +71,7 @@ async def test_async_echo_client_against_the_server(server: EchoServer) -> None:
     assert ticks > 0, "the event loop was blocked during the whole run"
 
 
-async def test_async_echo_clients_share_one_client(server: EchoServer) -> None:
+async def test_async_echo_clients_share_one_client(server: DuologueServer) -> None:
     """Two duologues at once on one shared asyncio client, from two source addresses."""
     options = server.options
     with MediaDriver(publication_linger_timeout_ns=100_000_000) as driver:
@@ -84,7 +84,7 @@ async def test_async_echo_clients_share_one_client(server: EchoServer) -> None:
     assert results[0].session_id != results[1].session_id
 
 
-def test_echo_client_cli_asyncio(server: EchoServer, tmp_path: Path) -> None:
+def test_echo_client_cli_asyncio(server: DuologueServer, tmp_path: Path) -> None:
     options = server.options
     for flag in ("--asyncio", "--uvloop"):
         done = run_process([sys.executable, "-m", "aeron_py.echo_client", HOST, str(options.port),
@@ -104,7 +104,7 @@ async def test_async_echo_client_reports_no_server() -> None:
     assert result.reason is not None and "no server answering" in result.reason
 
 
-def test_example_runs_concurrent_clients(server: EchoServer, tmp_path: Path) -> None:
+def test_example_runs_concurrent_clients(server: DuologueServer, tmp_path: Path) -> None:
     options = server.options
     example = Path(__file__).resolve().parents[3] / "examples" / "echo2_async_client.py"
     done = run_process([sys.executable, str(example), HOST, str(options.port), str(options.control_port),

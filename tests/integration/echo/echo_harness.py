@@ -17,7 +17,7 @@ from typing import Any
 from aeron_py import Aeron, ChannelUri, MediaDriver
 from aeron_py.echo import STREAM_ID, session_from_crypt
 from aeron_py.echo.client import publication_channel
-from aeron_py.echo.server import EchoServer, ServerOptions
+from aeron_py.echo.server import DuologueServer, ServerOptions, echo_server
 from aeron_py.echo.core.contract import ServerConfig
 from conftest import wait_until  # noqa: F401  (re-exported for the echo tests)
 
@@ -62,16 +62,16 @@ class PortBlocks:
 
 
 def make_server(ports: Ports, clients: int = 8, *, start: bool = True, options: dict[str, Any] | None = None,
-                **config: Any) -> EchoServer:
-    """An :class:`EchoServer` on ``ports`` (started unless ``start=False``); ``options``
+                **config: Any) -> DuologueServer:
+    """An :class:`DuologueServer` on ``ports`` (started unless ``start=False``); ``options``
     go to :class:`ServerOptions`, keywords to :class:`ServerConfig`."""
     glue = {"address": HOST, **(options or {})}
-    server = EchoServer(ServerConfig(max_clients=clients, clients_base_port=ports.base, **config),
+    server = echo_server(ServerConfig(max_clients=clients, clients_base_port=ports.base, **config),
                         ServerOptions(port=ports.port, control_port=ports.control, **glue))
     return server.start() if start else server
 
 
-def wait_idle(server: EchoServer, timeout: float = 5.0) -> None:
+def wait_idle(server: DuologueServer, timeout: float = 5.0) -> None:
     """Wait until the server holds no duologue and no channel (all resources returned)."""
     def idle() -> bool:
         s = server.stats

@@ -18,7 +18,7 @@ import pytest
 
 from aeron_py.echo import STREAM_ID
 from aeron_py.echo.client import publication_channel
-from aeron_py.echo.server import EchoServer
+from aeron_py.echo.server import DuologueServer
 from echo_harness import HOST, PortBlocks, RawPeer, make_server, raw_peer, wait_until
 
 pytestmark = [pytest.mark.integration]
@@ -32,7 +32,7 @@ class LoopProfile:
     """Counts the server loop's Python-level calls per function over at least ``passes``
     passes and ``seconds`` of loop time (several 100 ms ticks)."""
 
-    def __init__(self, server: EchoServer, passes: int = PASSES, seconds: float = SECONDS) -> None:
+    def __init__(self, server: DuologueServer, passes: int = PASSES, seconds: float = SECONDS) -> None:
         self.calls: Counter[str] = Counter()
         self.passes = 0
         self.seconds = 0.0
@@ -98,7 +98,7 @@ def open_idle_duologues(peer: RawPeer, initials: list[tuple[Any, Any]], keys: ra
             peer.keep(made)
 
 
-def connected(server: EchoServer) -> int:
+def connected(server: DuologueServer) -> int:
     return sum(d.connected for d in server.duologues)
 
 

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from aeron_py.echo.client import EchoClient
-from aeron_py.echo.server import EchoServer
+from aeron_py.echo.server import DuologueServer
 from aeron_py.traffic import QuietIdle
 from echo_harness import PortBlocks, make_server, raw_peer, wait_until
 
@@ -23,7 +23,7 @@ BLOCKS = PortBlocks(20800, 21000)
 WINDOW = 1.0
 
 
-def passes_in(server: EchoServer, seconds: float) -> int:
+def passes_in(server: DuologueServer, seconds: float) -> int:
     """Loop passes during ``seconds`` of wall time."""
     count = [0]
     iterate = server._iterate
@@ -123,7 +123,7 @@ def test_a_server_in_deep_quiet_answers_the_next_message() -> None:
         assert server.stats.duologues == 1
 
 
-def calls_in(server: EchoServer, name: str, seconds: float) -> int:
+def calls_in(server: DuologueServer, name: str, seconds: float) -> int:
     """Calls of the server's method ``name`` during ``seconds`` of wall time."""
     count = [0]
     method = getattr(server, name)

@@ -26,7 +26,7 @@ from aeron_py.errors import AeronError
 from aeron_py.echo.client.async_client import run_echo_client
 from aeron_py.echo.core.secure_hello import b64url_encode
 from aeron_py.echo.keys import KnownServers, generate_server_key, server_secrets
-from aeron_py.echo.server import EchoServer
+from aeron_py.echo.server import DuologueServer
 from aeron_py.telemetry import read_events
 from echo_harness import HOST, PortBlocks, Ports, make_server, wait_idle, wait_until
 from forged import DATA_TYPE, data_frame, raw_socket
@@ -47,7 +47,7 @@ def key_file(tmp_path: Path) -> Path:
     return path
 
 
-def secure_server(ports: Ports, key_file: Path, clients: int = 8, **kwargs: Any) -> EchoServer:
+def secure_server(ports: Ports, key_file: Path, clients: int = 8, **kwargs: Any) -> DuologueServer:
     return make_server(ports, clients, secure=server_secrets(key_file), **kwargs)
 
 
@@ -60,7 +60,7 @@ def run_client(ports: Ports, secure: ClientSecurity | None, **kwargs: Any) -> Ec
     return EchoClient(HOST, ports.port, ports.control, secure=secure, **options).run()
 
 
-def transport_counters(server: EchoServer) -> dict[str, int]:
+def transport_counters(server: DuologueServer) -> dict[str, int]:
     assert server.secure_transport is not None
     return server.secure_transport.counters()
 

@@ -266,20 +266,20 @@ def test_connect_echo_close_cycles_keep_memory_flat(tmp_path: Path) -> None:
 
 LOSE_DRIVER = """
 import sys, threading
-from aeron_py.echo import server
-setup = server.EchoServer._setup
+from aeron_py.echo.server import loop
+setup = loop.DuologueServer._setup
 def losing_setup(self):
     setup(self)
     threading.Timer(1.0, self._driver.close).start()  # the driver goes away under the server
-server.EchoServer._setup = losing_setup
+loop.DuologueServer._setup = losing_setup
 from aeron_py.echo.server.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 
 STUCK_TEARDOWN = """
 import sys, time
-from aeron_py.echo import server
-server.EchoServer._teardown = lambda self: time.sleep(3600)  # shutdown that never ends
+from aeron_py.echo.server import loop
+loop.DuologueServer._teardown = lambda self: time.sleep(3600)  # shutdown that never ends
 from aeron_py.echo.server.cli import main
 sys.exit(main(sys.argv[1:]))
 """

@@ -16,6 +16,7 @@ from aeron_py.echo.core.client import (
 )
 from aeron_py.echo.core.protocol import CoreUsageError, Echoed, Ignored, parse_echo
 from aeron_py.echo.core.contract import Broadcast, CreateDuologue, SendDuologue, ServerConfig
+from aeron_py.echo.core.echo_rule import answer
 from aeron_py.echo.core.server import EchoServerCore
 
 pytestmark = pytest.mark.timeout(30)
@@ -189,7 +190,7 @@ def test_against_server_core_end_to_end() -> None:
     for i in range(5):
         message = client.next_echo(random_payload(random.Random(i)), now=float(i))
         assert parse_echo(message) is not None
-        (reply,) = server.duologue_message(create.session_id, 2, message, float(i))
+        (reply,) = answer(server, server.duologue_message(create.session_id, 2, message, float(i)), float(i))
         assert isinstance(reply, SendDuologue) and reply.session_id == create.session_id
         assert isinstance(client.duologue_reply(reply.data, float(i)), Echoed)
     assert client.echoes_ok == 5 and client.state is ClientState.ECHOING

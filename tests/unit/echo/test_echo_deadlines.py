@@ -5,6 +5,7 @@ import random
 
 from aeron_py.echo.core.deadlines import Deadlines
 from aeron_py.echo.core.contract import ServerConfig
+from aeron_py.echo.core.echo_rule import answer
 from aeron_py.echo.core.server import EchoServerCore
 
 
@@ -61,7 +62,7 @@ def test_idle_deadline_follows_activity() -> None:
     created = core.hello_received(1, b"HELLO ABC", 0.0)
     session = next(a.session_id for a in created if type(a).__name__ == "CreateDuologue")
     core.duologue_image_available(session, 2, "127.0.0.2:4001", 65536, 0.0)
-    assert core.duologue_message(session, 2, b"ECHO x", 0.8)
+    assert answer(core, core.duologue_message(session, 2, b"ECHO x", 0.8), 0.8)
     assert core.tick(1.0) == [] and core.duologue_count == 1  # active at 0.8: idle from 1.8
     assert core.tick(1.7) == [] and core.duologue_count == 1
     closed = core.tick(1.8)

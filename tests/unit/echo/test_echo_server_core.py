@@ -27,6 +27,7 @@ from aeron_py.echo.core.contract import (
     SendDuologue,
     ServerConfig,
 )
+from aeron_py.echo.core.echo_rule import answer
 from aeron_py.echo.core.server import EchoServerCore
 
 pytestmark = pytest.mark.timeout(60)
@@ -79,6 +80,10 @@ class Harness:
         image = self.initial_image(sid, ip, now=now)
         return self.record(self.core.hello_received(image, format_hello(KEY) if data is None else data, now,
                                                     blocked=blocked))
+
+    def message(self, session: int, image: int, data: bytes, now: float) -> list[Action]:
+        """A duologue message, answered by Echo's application rule (the core delivers it)."""
+        return answer(self.core, self.core.duologue_message(session, image, data, now), now)
 
     def duologue(self, ip: str, sid: int = -555798973, now: float = 0.0) -> CreateDuologue:
         created = of(self.hello(sid, ip, now=now), CreateDuologue)
@@ -278,7 +283,7 @@ def test_echo_verbatim() -> None:
     (connected,) = events(joined, "client_connected")
     assert connected.fields["wrong_ip"] is False
     for message in (b"ECHO hello", b"ECHO ", "ECHO ✓".encode(), b"ECHO \xff\x00"):
-        assert h.core.duologue_message(d.session_id, image, message, 2.0) == [
+        assert h.message(d.session_id, image, message, 2.0) == [
             SendDuologue(d.session_id, message)]
     info = h.core.duologue_info(d.session_id)
     assert info is not None and info.connected and info.msgs_in == 4 and info.msgs_out == 4
@@ -298,8 +303,8 @@ def test_wrong_ip_image_rejected_and_ignored() -> None:
     assert of(joined, RejectImage) == [RejectImage(image, d.session_id, "wrong_ip")]
     (connected,) = events(joined, "client_connected")
     assert connected.fields["wrong_ip"] is True and connected.fields["ip"] == "198.51.100.9"
-    assert h.core.duologue_message(d.session_id, image, b"ECHO x", 2.0) == []
-    assert h.core.duologue_message(d.session_id, image, b"garbage", 2.0) == []
+    assert h.message(d.session_id, image, b"ECHO x", 2.0) == []
+    assert h.message(d.session_id, image, b"garbage", 2.0) == []
     assert h.core.duologue_image_unavailable(d.session_id, image, 3.0) == []
     assert h.core.duologue_count == 1
     assert_closed(h.core.tick(5.0), d.session_id, "expired")
@@ -311,7 +316,7 @@ def test_oversized_duologue_image_rejected() -> None:
     d = h.duologue("192.0.2.1")
     image, joined = h.join(d.session_id, "192.0.2.1", term=SMALL_TERM * 4)
     assert of(joined, RejectImage) == [RejectImage(image, d.session_id, "term_length")]
-    assert h.core.duologue_message(d.session_id, image, b"ECHO x", 1.0) == []
+    assert h.message(d.session_id, image, b"ECHO x", 1.0) == []
 
 
 @pytest.mark.parametrize("data", [b"ECHO", b"HELLO 1", b"ECHO a\rb", "ECHO \u2028".encode(), b""])
@@ -319,8 +324,8 @@ def test_bad_duologue_message_errors_then_closes(data: bytes) -> None:
     h = Harness(make())
     d = h.duologue("192.0.2.1", now=10.0)
     image, _ = h.join(d.session_id, "192.0.2.1", now=10.5)
-    h.core.duologue_message(d.session_id, image, b"ECHO ok", 11.0)
-    actions = h.record(h.core.duologue_message(d.session_id, image, data, 12.0))
+    h.message(d.session_id, image, b"ECHO ok", 11.0)
+    actions = h.record(h.message(d.session_id, image, data, 12.0))
     assert actions[0] == SendDuologue(d.session_id, b"ERROR bad message")
     assert [type(a) for a in actions] == [SendDuologue, Event, CloseDuologue, Event]
     assert events(actions, "bad_message")[0].fields["ip"] == "192.0.2.1"
@@ -336,8 +341,8 @@ def test_oversize_echo_is_bad_message() -> None:
     d = h.duologue("192.0.2.1")
     image, _ = h.join(d.session_id, "192.0.2.1")
     exact = b"ECHO " + b"x" * 11
-    assert h.core.duologue_message(d.session_id, image, exact, 1.0) == [SendDuologue(d.session_id, exact)]
-    actions = h.core.duologue_message(d.session_id, image, exact + b"x", 1.0)
+    assert h.message(d.session_id, image, exact, 1.0) == [SendDuologue(d.session_id, exact)]
+    actions = h.message(d.session_id, image, exact + b"x", 1.0)
     assert events(actions, "bad_message")[0].fields["oversize"] is True
     assert_closed(actions, d.session_id, "bad_message")
 
@@ -356,7 +361,7 @@ def test_unknown_duologue_image_is_a_contract_error() -> None:
     h = Harness(make())
     d = h.duologue("192.0.2.1")
     with pytest.raises(CoreUsageError):
-        h.core.duologue_message(d.session_id, 999, b"ECHO x", 0.0)
+        h.message(d.session_id, 999, b"ECHO x", 0.0)
     with pytest.raises(CoreUsageError):
         h.core.duologue_image_unavailable(d.session_id, 999, 0.0)
     image, _ = h.join(d.session_id, "192.0.2.1")
@@ -369,7 +374,7 @@ def test_stale_events_after_close_are_ignored() -> None:
     d = h.duologue("192.0.2.1")
     image, _ = h.join(d.session_id, "192.0.2.1")
     h.core.send_failed(d.session_id, 1.0)
-    assert h.core.duologue_message(d.session_id, image, b"ECHO x", 1.1) == []
+    assert h.message(d.session_id, image, b"ECHO x", 1.1) == []
     assert h.core.duologue_image_unavailable(d.session_id, image, 1.2) == []
     assert h.core.duologue_image_available(d.session_id, 77, "192.0.2.1:1", SMALL_TERM, 1.3) == []
     assert h.core.send_failed(d.session_id, 1.4) == []
@@ -394,7 +399,7 @@ def test_idle_timeout() -> None:
     h = Harness(make(idle_timeout=5.0))
     d = h.duologue("192.0.2.1", now=0.0)
     image, _ = h.join(d.session_id, "192.0.2.1", now=1.0)
-    h.core.duologue_message(d.session_id, image, b"ECHO x", 3.0)
+    h.message(d.session_id, image, b"ECHO x", 3.0)
     assert h.core.tick(7.99) == []
     assert_closed(h.core.tick(8.0), d.session_id, "idle")
     assert_no_resources(h.core)
@@ -441,7 +446,7 @@ def test_every_close_path_returns_everything_and_capacity_is_reusable(path: str)
     core = h.core
     actions = {
         "client_gone": lambda: core.duologue_image_unavailable(d.session_id, image, 1.0),
-        "bad_message": lambda: core.duologue_message(d.session_id, image, b"nope", 1.0),
+        "bad_message": lambda: answer(core, core.duologue_message(d.session_id, image, b"nope", 1.0), 1.0),
         "send_deadline": lambda: core.send_failed(d.session_id, 1.0),
         "expired": lambda: core.tick(1.0),
         "idle": lambda: core.tick(1.0),
@@ -489,7 +494,7 @@ def test_resources_always_match_live_duologues(ops: list[tuple[str, int, int]]) 
                 images[target].remove(image)
                 h.record(h.core.duologue_image_unavailable(target, image, now))
             else:
-                h.record(h.core.duologue_message(target, image, b"ECHO x" if op == "echo" else b"x", now))
+                h.record(h.message(target, image, b"ECHO x" if op == "echo" else b"x", now))
         elif op == "send_fail":
             h.record(h.core.send_failed(target, now))
         elif op == "tick":

@@ -1,4 +1,4 @@
-"""The server glue's collaborators, wired as :class:`~aeron_py.echo.server.EchoServer`
+"""The server glue's collaborators, wired as :class:`~aeron_py.echo.server.DuologueServer`
 wires them but over stand-ins for Aeron (no driver): a HELLO goes one way, from the
 poll set through the core and the dispatcher to the channel adds; and the glue's
 shape (no mixins, no placeholder methods, no method called by a name looked up at run time).
@@ -16,8 +16,10 @@ import pytest
 from aeron_py.echo.core.protocol import format_hello
 from aeron_py.echo.core.contract import ServerConfig
 from aeron_py.echo.core.server import EchoServerCore
+from aeron_py.echo.server.application import ApplicationGlue
 from aeron_py.echo.server.channels import DuologueChannels
 from aeron_py.echo.server.dispatch import Dispatcher
+from aeron_py.echo.server.echo_application import EchoApplication
 from aeron_py.echo.server.image_admission import ImageAdmission, ImageEvents
 from aeron_py.echo.server.message_polling import MessagePolling
 from aeron_py.echo.server.options import ServerOptions
@@ -102,7 +104,8 @@ def test_a_hello_goes_from_the_poll_set_through_the_dispatcher_to_the_channel_ad
                                 events.callback)
     admission = ImageAdmission(core, events, object(), poll_set, channels)  # type: ignore[arg-type]
     polling = MessagePolling(core, admission, channels, hello_set, poll_set)  # type: ignore[arg-type]
-    dispatch = Dispatcher(channels, admission, guard, None)  # type: ignore[arg-type]
+    dispatch = Dispatcher(channels, admission, guard, None,  # type: ignore[arg-type]
+                          ApplicationGlue(core, EchoApplication()))
 
     events.callback(None, True)(Image(1, 77, "10.0.0.2:40000"))  # the conductor's callback: enqueue only
     assert dispatch.drain(admission.to_core(0.0), 0.0) == 1
@@ -129,8 +132,8 @@ def test_the_glue_has_no_mixins_placeholders_or_methods_called_by_name() -> None
     for path in files:
         tree = _tree(path)
         for node in ast.walk(tree):
-            if isinstance(node, ast.ClassDef) and node.name == "EchoServer":
-                assert not node.bases, f"EchoServer inherits {ast.unparse(node.bases[0])}: compose instead"
+            if isinstance(node, ast.ClassDef) and node.name.endswith("Server"):
+                assert not node.bases, f"{node.name} inherits {ast.unparse(node.bases[0])}: compose instead"
             if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
                 defs = [n.name for n in ast.walk(node) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
                 assert not defs, f"{path.name}: placeholder methods under TYPE_CHECKING: {defs}"
