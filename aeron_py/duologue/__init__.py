@@ -1,0 +1,43 @@
+"""Duologues for any protocol: the Echo server's hardened machinery as a library.
+
+A *duologue* is one client's private conversation with a server over Aeron, opened by
+Echo 2.0's handshake (``HELLO`` on the server's all-clients channel, ``CONNECT`` with two
+ports and a session id only that client can compute), then carried on channels of its
+own. The server side is hardened as the Echo server is: admission (``server full``,
+per-source limits, reclaiming unjoined places under flood, a flood penalty), port
+ownership and a SETUP budget enforced in the media driver, a live blocklist, the
+large-term budget, secure mode (a Noise NK handshake, then in-driver AEAD), telemetry,
+the quiet idle. The application supplies only its messages:
+
+Server side:
+
+>>> class Upper:
+...     def received(self, duologue: Duologue, data: bytes) -> None:
+...         duologue.send(data.upper())
+>>> server = DuologueServer(Upper(), ServerConfig(max_clients=16, clients_base_port=9010))  # doctest: +SKIP
+>>> with server:                                                                           # doctest: +SKIP
+...     ...  # serving on its own thread
+
+Client side, :func:`connect` returns the same kind of object:
+
+>>> with connect("127.0.0.1", 9000, 9001) as duologue:                                      # doctest: +SKIP
+...     duologue.send(b"hello")
+...     duologue.receive(timeout=5)
+b'HELLO'
+
+Limits, secure mode, telemetry and the blocklist are :class:`ServerConfig` and
+:class:`ServerOptions` fields, the same for every application; Echo 2.0
+(:mod:`aeron_py.echo`) is the first application. The tutorial: ``docs/tutorial/duologue.md``.
+"""
+from __future__ import annotations
+
+from ..echo.core.contract import CloseReason, DuologueInfo, ServerConfig, ServerStats
+from ..echo.server.application import Application, Duologue, DuologueClosedError
+from ..echo.server.loop import DuologueServer
+from ..echo.server.options import ServerOptions
+from .client import (ClientDuologue, DuologueClosed, DuologueError, DuologueRefused, DuologueTimeout,
+                     connect)
+
+__all__ = ["Application", "ClientDuologue", "CloseReason", "Duologue", "DuologueClosed", "DuologueClosedError",
+           "DuologueError", "DuologueInfo", "DuologueRefused", "DuologueServer", "DuologueTimeout", "ServerConfig",
+           "ServerOptions", "ServerStats", "connect"]
