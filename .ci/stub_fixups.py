@@ -17,6 +17,8 @@ module stub, `.` is the package aeron_py).
 - PyGetSetDef attributes that stubgen skips (HeaderView, BufferClaim.data) become
   properties typed by GETSETS;
 - pybind11 functions returning py::object (`-> typing.Any`) get their real type from RETURNS;
+- class attributes stubgen prints by their value only (`errcode = None` on the exception
+  types) get their declared type from ATTRIBUTES;
 - a class that cannot be subclassed at runtime (no Py_TPFLAGS_BASETYPE) is @typing.final;
 - a header line says the file is generated.
 Every table entry must match the runtime, and every raw method / getset must have an entry:
@@ -76,7 +78,14 @@ RETURNS: dict[tuple[str, str], str] = {
     ("Cnc", "counters_reader"): "CountersReader",
 }
 
+#: (class, attribute) -> type of a class attribute stubgen prints by its value only (`name = None`).
+ATTRIBUTES: dict[tuple[str, str], str] = {
+    ("AeronError", "errcode"): "int | None",
+    ("AeronError", "cause_code"): "int | None",
+}
+
 _DEF = re.compile(r"^    def (\w+)\((.*)\)( -> (.+))?:$")
+_ATTRIBUTE = re.compile(r"^    (\w+) = (None)$")
 
 
 def fail(message: str) -> None:
@@ -150,8 +159,13 @@ def main(src: str, dst: str, module_name: str = MODULE) -> None:
         runtime = getattr(module, name, None) if name else None
         if isinstance(runtime, type) and runtime.__module__ == module_name and not issubclass(runtime, BaseException):
             block = fix_class(name, block, runtime, used)
+        for i, line in enumerate(block):
+            match = _ATTRIBUTE.match(line)
+            if match and (name, match.group(1)) in ATTRIBUTES:
+                used.add((name, match.group(1)))
+                block[i] = f"    {match.group(1)}: {ATTRIBUTES[name, match.group(1)]} = {match.group(2)}"
         lines += block
-    unused = (RAW_METHODS.keys() | GETSETS.keys() | RETURNS.keys()) - used
+    unused = (RAW_METHODS.keys() | GETSETS.keys() | RETURNS.keys() | ATTRIBUTES.keys()) - used
     if unused and module_name == MODULE:
         fail(f"table entries matching nothing in the stub: {sorted(unused)}")
     text = "\n".join(lines) + "\n"

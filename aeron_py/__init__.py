@@ -36,16 +36,19 @@ except ImportError:
 from .channel import ChannelUri, ChannelUriError
 from .driver import MediaDriver, ThreadingMode
 from .errors import (
+    AddressInUseError,
     AdminActionError,
     AeronError,
     AeronTimeoutError,
     BackPressuredError,
     ClientClosedError,
+    DriverTimeoutError,
     MaxPositionExceededError,
     NotConnectedError,
     OfferError,
     PublicationClosedError,
     PublicationError,
+    RetryLaterError,
 )
 from .client import Aeron, ClientCounter, PendingAdd
 from .client_callbacks import PublicationErrorFrame
@@ -85,12 +88,12 @@ def aeron_version() -> str:
 
 __all__ = [
     "ADMIN_ACTION", "BACK_PRESSURED", "CLOSED", "ERROR", "MAX_POSITION_EXCEEDED", "NOT_CONNECTED",
-    "Action", "AdminActionError", "Aeron", "AeronError", "AeronTimeoutError", "BackPressuredError",
-    "BackoffIdleStrategy", "BusySpinIdleStrategy", "ChannelUri", "ChannelUriError", "Claim",
-    "ClientClosedError", "ClientCounter", "Counter", "DriverStat", "EndpointFilter", "EndpointFilterConfig", "ErrorEntry", "ExclusivePublication", "Header", "HeaderView",
+    "Action", "AddressInUseError", "AdminActionError", "Aeron", "AeronError", "AeronTimeoutError",
+    "BackPressuredError", "BackoffIdleStrategy", "BusySpinIdleStrategy", "ChannelUri", "ChannelUriError", "Claim",
+    "ClientClosedError", "ClientCounter", "Counter", "DriverStat", "DriverTimeoutError", "EndpointFilter", "EndpointFilterConfig", "ErrorEntry", "ExclusivePublication", "Header", "HeaderView",
     "IdleStrategy", "Image", "ImageSnapshotError", "LossEntry", "MaxPositionExceededError", "MediaDriver",
     "NoOpIdleStrategy", "NotConnectedError", "OfferError", "PendingAdd", "PollSet", "Publication", "PublicationClosedError", "PublicationErrorFrame",
-    "PublicationError", "QuietIdle", "SleepingIdleStrategy", "Subscription", "ThreadingMode", "TrafficBell",
+    "PublicationError", "QuietIdle", "RetryLaterError", "SleepingIdleStrategy", "Subscription", "ThreadingMode", "TrafficBell",
     "YieldingIdleStrategy",
     "aeron_version", "driver_active",
 ]

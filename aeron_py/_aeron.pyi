@@ -9,6 +9,30 @@ import typing_extensions
 class AeronError(RuntimeError):
     """
     A call into the Aeron C library failed. `errcode` is aeron_errcode(); the message is aeron_errmsg().
+    `cause_code` is the failure's most specific code: for an error the media driver reported (errcode
+    -11, 'generic error') the driver's own code from its message, e.g. 98 (EADDRINUSE); ETIMEDOUT for
+    an archive connect that timed out (errcode -1); otherwise errcode. Both are None on an AeronError
+    made in Python. The subclasses name the failures code acts on.
+    """
+    cause_code: int | None = None
+    errcode: int | None = None
+class AddressInUseError(AeronError):
+    """
+    The media driver could not bind the channel's address: another socket holds it (EADDRINUSE;
+    `cause_code` 98 on Linux; errcode is -11, the driver's 'generic error'). Use another port, or
+    retry once whoever holds it (possibly an endpoint of this driver still closing) lets go.
+    """
+class DriverTimeoutError(AeronError):
+    """
+    No answer from the media driver in the client's driver timeout (errcode
+    -AERON_CLIENT_ERROR_DRIVER_TIMEOUT, -1000): no driver at the directory, a driver whose
+    heartbeat stopped, or an add the client gave up waiting for (the driver may still make it).
+    """
+class RetryLaterError(AeronError):
+    """
+    The media driver refused an add for now (errcode -AERON_ERROR_CODE_RESOURCE_TEMPORARILY_UNAVAILABLE,
+    -10): an endpoint of the same channel is still closing ('... found in CLOSING state, please
+    retry'). The same add succeeds once it is gone; Aeron.add_* retries it until its timeout.
     """
 class Header:
     """

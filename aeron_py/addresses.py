@@ -78,9 +78,10 @@ def parse_network(text: str) -> Network:
     """An address or CIDR prefix as a network; raises ``ValueError`` with the reason."""
     try:
         network = ipaddress.ip_network(bare_address(text), strict=True)
-    except ValueError as exc:
-        if "host bits set" in str(exc):
+    except ValueError:
+        try:  # strict=False only also accepts host bits set: if it parses so, that was the fault
             loose = ipaddress.ip_network(bare_address(text), strict=False)
-            raise ValueError(f"{text!r} has host bits set; did you mean {loose}?") from None
-        raise ValueError(f"{text!r} is not an IP address or CIDR prefix") from None
+        except ValueError:
+            raise ValueError(f"{text!r} is not an IP address or CIDR prefix") from None
+        raise ValueError(f"{text!r} has host bits set; did you mean {loose}?") from None
     return unmap_network(network)

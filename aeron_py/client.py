@@ -21,7 +21,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from . import _aeron
 from .driver import MediaDriver
-from .errors import AeronError, ClientClosedError
+from .errors import AeronError, ClientClosedError, RetryLaterError
 from .publication import ExclusivePublication, Publication
 from .stat import Counter, counters_from
 
@@ -104,14 +104,6 @@ def _channel(channel: object) -> str:
     return text
 
 
-#: ``aeron_errcode()`` of an add the driver refused for now ("... found in CLOSING state, please retry").
-_RESOURCE_TEMPORARILY_UNAVAILABLE = (-10, 10)
-
-
-def _driver_says_retry(exc: AeronError) -> bool:
-    return getattr(exc, "errcode", None) in _RESOURCE_TEMPORARILY_UNAVAILABLE or "please retry" in str(exc)
-
-
 #: Longest counter key and label the CnC file holds (aeron_counter_metadata_descriptor_t).
 COUNTER_MAX_KEY_LENGTH, COUNTER_MAX_LABEL_LENGTH = 112, 380
 
@@ -188,7 +180,9 @@ class Aeron:
                                                   on_new_subscription),
                 **context_options)
         except AeronError as exc:
-            raise type(exc)(f"cannot connect to a media driver in {self._dir!r}: {exc}") from None
+            raised = type(exc)(f"cannot connect to a media driver in {self._dir!r}: {exc}")
+            raised.errcode, raised.cause_code = exc.errcode, exc.cause_code
+            raise raised from None
         self._work = self._client.main_do_work if use_conductor_agent_invoker else None
         _live.add(self)
         self._events: threading.Thread | None = None
@@ -237,15 +231,15 @@ class Aeron:
 
     def _wait(self, start: Callable[[], PendingAdd[T]], timeout: float | None) -> T:
         """Start an add and wait (bounded) for the driver's answer. An add the driver answers
-        with "please retry" (an endpoint of the same channel is still closing: Aeron's
-        RESOURCE_TEMPORARILY_UNAVAILABLE) is started again, until ``timeout``."""
+        with :class:`~aeron_py.errors.RetryLaterError` (an endpoint of the same channel is still
+        closing: Aeron's RESOURCE_TEMPORARILY_UNAVAILABLE) is started again, until ``timeout``."""
         deadline = time.monotonic() + (self.resource_timeout if timeout is None else timeout)
         while True:
             pending = start()
             try:
                 return wait_for(pending.poll, max(0.0, deadline - time.monotonic()), pending.description, self._work)
-            except AeronError as exc:
-                if not _driver_says_retry(exc) or time.monotonic() >= deadline:
+            except RetryLaterError as exc:
+                if time.monotonic() >= deadline:
                     raise
                 logger.debug("%s: %s; adding again", pending.description, exc)
 

@@ -2,13 +2,20 @@
 
 Every exception raised by aeron_py derives from :class:`AeronError`, which is the
 extension's own type: failures inside the C library carry ``errcode``
-(``aeron_errcode()``) and Aeron's message text (``aeron_errmsg()``).
+(``aeron_errcode()``), ``cause_code`` (the most specific code: the media driver's own,
+e.g. 98 for EADDRINUSE, when the client reports only "generic error") and Aeron's message
+text (``aeron_errmsg()``). The extension raises the failures code acts on as subclasses,
+chosen by those codes (never by the text): :class:`AddressInUseError`,
+:class:`DriverTimeoutError` and :class:`RetryLaterError`.
 """
 from __future__ import annotations
 
 from . import _aeron
 
 AeronError = _aeron.AeronError
+AddressInUseError = _aeron.AddressInUseError
+DriverTimeoutError = _aeron.DriverTimeoutError
+RetryLaterError = _aeron.RetryLaterError
 
 
 class AeronTimeoutError(AeronError, TimeoutError):

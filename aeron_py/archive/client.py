@@ -149,7 +149,7 @@ class AeronArchive:
             typed = translate(exc)
             raised = type(typed)(f"cannot connect to the Archive at {options['control_request_channel']!r} "
                                  f"within {timeout:g} s: {exc}")
-            raised.errcode = getattr(exc, "errcode", None)  # type: ignore[attr-defined]
+            raised.errcode, raised.cause_code = exc.errcode, exc.cause_code
             raise raised from None
         return cls(raw, aeron, on_recording_signal, error_handler)
 

@@ -158,19 +158,19 @@ def typed(call: Callable[[], T]) -> T:
 
 def translate(exc: AeronError) -> AeronError:
     """The typed exception for an error the archive binding raised (others come back as they are)."""
-    code = getattr(exc, "errcode", None)
+    code = exc.errcode
     message = str(exc)
     cls: type[ArchiveError] | None = None
     if isinstance(code, int) and code <= -ARCHIVE_CODE_OFFSET:
         cls = _BY_CODE.get(-code - ARCHIVE_CODE_OFFSET, ArchiveError)
-    elif code in (errno.ETIMEDOUT, -errno.ETIMEDOUT) or "connect timeout" in message:  # the latter: code -1
-        cls = ArchiveTimeoutError
+    elif code in (errno.ETIMEDOUT, -errno.ETIMEDOUT) or exc.cause_code == errno.ETIMEDOUT:
+        cls = ArchiveTimeoutError  # cause_code: also the connect's "connect timeout" (its code is -1)
     elif code == errno.EPIPE:
         cls = ArchiveClosedError
     if cls is None:
         return exc
     typed = cls(message)
-    typed.errcode = code  # type: ignore[attr-defined]
+    typed.errcode, typed.cause_code = code, exc.cause_code
     return typed
 
 

@@ -27,11 +27,18 @@ namespace py = pybind11;
 
 namespace aeron_py {
 
-// Raised (as _aeron.AeronError) when a C call fails; carries aeron_errcode()/aeron_errmsg().
+// Raised (as _aeron.AeronError, or the subclass its codes select: errors.cpp) when a C call
+// fails; carries aeron_errcode()/aeron_errmsg(). `cause` is set by a caller that knows the
+// failure's real cause when the C code does not say it (an archive connect's "connect
+// timeout" is -1: the binding sets ETIMEDOUT); unset, errors.cpp reads it from the message.
 class AeronCallError : public std::runtime_error {
 public:
     AeronCallError(const std::string &what, int errcode) : std::runtime_error(what), errcode(errcode) {}
+    AeronCallError(const std::string &what, int errcode, int cause)
+        : std::runtime_error(what), errcode(errcode), cause(cause), has_cause(true) {}
     int errcode;
+    int cause = 0;
+    bool has_cause = false;
 };
 
 // Throws AeronCallError built from aeron_errcode()/aeron_errmsg(), prefixed with the call.

@@ -16,7 +16,6 @@ them; nothing here calls back into the loop.
 """
 from __future__ import annotations
 
-import errno
 import logging
 import math
 from collections.abc import Callable, Generator, Set
@@ -24,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ...channel import ChannelUri
-from ...errors import AeronError, aeron_cause
+from ...errors import AddressInUseError, AeronError, aeron_cause
 from .creation import Attempt, Pending
 from .outbox import Outbox
 from .steps import Steps
@@ -54,8 +53,6 @@ _RETRY_INTERVAL = 0.05  # between attempts to create a duologue
 # subscription's socket at once, or after ~1.1 s while one of its images drains
 # (5 status-message timeouts); a publication's after its linger plus ~0.4 s.
 _SUB_RELEASE, _SUB_WITH_IMAGES_RELEASE, _PUB_RELEASE_EXTRA = 0.05, 1.3, 0.5
-#: How the driver reports a port another endpoint still binds (aeron_cause of the add's error).
-_PORT_IN_USE = f"({errno.EADDRINUSE})"
 
 
 def _held_port_wait(image_liveness_timeout: float | None) -> float:
@@ -339,7 +336,7 @@ class DuologueChannels:
             made_pub = attempt.pub is not None
             refused = [port for port, made in ((a.data_port, attempt.sub), (a.control_port, attempt.pub)) if made is None]
             self._discard(attempt, now)
-            if aeron_cause(attempt.error).startswith(_PORT_IN_USE):
+            if isinstance(attempt.error, AddressInUseError):
                 # still bound in the driver: avoided for a while; the next attempt moves the
                 # duologue (once the channels this one made are closed and their ports free)
                 for port in refused:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from ...client import PendingAdd
-from ...errors import AeronError
+from ...errors import AeronError, DriverTimeoutError
 from ...publication import ExclusivePublication
 from ...subscription import Subscription
 from ..core.contract import CreateDuologue
@@ -31,13 +31,13 @@ from ..core.contract import CreateDuologue
 __all__ = ["Attempt", "Pending", "is_driver_timeout"]
 
 H = TypeVar("H")
-#: ``aeron_errcode()`` of an add the C client gave up on (-AERON_CLIENT_ERROR_DRIVER_TIMEOUT).
-_DRIVER_TIMEOUT_CODES = (1000, -1000)
 
 
 def is_driver_timeout(exc: BaseException) -> bool:
-    """True for an add the C client timed out itself (the driver may still create it)."""
-    return getattr(exc, "errcode", None) in _DRIVER_TIMEOUT_CODES or "no response from media driver" in str(exc)
+    """True for an add the C client timed out itself (the driver may still create it): the
+    extension raises it as :class:`~aeron_py.errors.DriverTimeoutError`
+    (-AERON_CLIENT_ERROR_DRIVER_TIMEOUT)."""
+    return isinstance(exc, DriverTimeoutError)
 
 
 @dataclass

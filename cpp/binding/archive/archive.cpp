@@ -348,14 +348,29 @@ Archive connect(py::handle client, const ConnectOptions &options) {
         throw_aeron_error("aeron_archive_context_set");
     aeron_archive_t *archive = nullptr;
     int rc = 0;
+    int64_t elapsed_ns = 0;
     {
         py::gil_scoped_release release;
         std::lock_guard<std::mutex> lock(state->mutex);
+        const int64_t started_ns = aeron_nano_clock();
         rc = aeron_archive_connect(&archive, ctx);  // copies ctx; waits up to the message timeout
+        elapsed_ns = aeron_nano_clock() - started_ns;
         state->archive = archive;
         state->open.store(archive != nullptr, std::memory_order_release);
     }
-    if (rc < 0 || archive == nullptr) throw_aeron_error("aeron_archive_connect");
+    if (rc < 0 || archive == nullptr) {
+        // The C client's "connect timeout" has the catch-all code -1 (aeron_archive_async_connect_poll
+        // checks its deadline, message_timeout_ns after the connect began, before each step): a -1
+        // once that time has passed is the timeout, raised with cause_code ETIMEDOUT.
+        const int code = aeron_errcode();
+        if (code == -1 && elapsed_ns > 0 && static_cast<uint64_t>(elapsed_ns) > options.message_timeout_ns) {
+            const char *message = aeron_errmsg();
+            throw AeronCallError(
+                std::string("aeron_archive_connect: ") + (message != nullptr && *message ? message : "connect timeout"),
+                code, ETIMEDOUT);
+        }
+        throw_aeron_error("aeron_archive_connect");
+    }
     state->client->add_dependent(state);
     return Archive(state);
 }
