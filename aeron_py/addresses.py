@@ -1,8 +1,8 @@
 """The one definition of "who is a client": IP parsing and the per-source key.
 
-Used by the Echo server's per-IP limits (:mod:`aeron_py.echo.core.per_ip`), the driver's
+Used by the Echo server's per-IP limits (:mod:`aeron_py.duologue.core.per_ip`), the driver's
 endpoint filter (:mod:`aeron_py.endpoint_filter`, whose C side is handed the same prefix
-lengths) and the blocklist (:mod:`aeron_py.echo.blocklist`; network parsing lives here).
+lengths) and the blocklist (:mod:`aeron_py.duologue.blocklist`; network parsing lives here).
 The analytics job computes the same key in Spark SQL (:func:`aeron_py.analytics.rules.with_client_key`; its tests compare it with this one).
 
 Pure Python: no Aeron, no I/O.

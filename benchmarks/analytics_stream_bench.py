@@ -40,7 +40,7 @@ from benchmarks.harness import (BenchError, Child, free_udp_ports, install_signa
                                 machine_info, pick, save_run, wait_until)
 
 from aeron_py.analytics.stream_sinks import read_batch_counts  # noqa: E402
-from aeron_py.echo.blocklist import Blocklist  # noqa: E402
+from aeron_py.duologue.blocklist import Blocklist  # noqa: E402
 from aeron_py.echo.load.flood import HelloFlood  # noqa: E402
 from aeron_py.telemetry import read_events  # noqa: E402
 from aeron_py.telemetry.events import make_event  # noqa: E402

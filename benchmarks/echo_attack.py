@@ -51,11 +51,12 @@ from pathlib import Path
 from typing import Any
 
 from aeron_py import Aeron, MediaDriver
-from aeron_py.echo.client import EchoClient, publication_channel
+from aeron_py.duologue.client_channels import publication_channel
+from aeron_py.echo.client import EchoClient
 from aeron_py.echo.load.flood import HelloFlood
 from aeron_py.echo.load.forged import ForgedHelloFlood
 from aeron_py.echo.load.generator import run_load
-from aeron_py.echo.core.protocol import STREAM_ID, format_hello
+from aeron_py.duologue.core.protocol import STREAM_ID, format_hello
 from aeron_py.idle import BackoffIdleStrategy
 from aeron_py.stat import DriverStat
 

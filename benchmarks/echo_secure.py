@@ -57,7 +57,8 @@ def start_server(mode: str, key_file: Path) -> tuple[subprocess.Popen[str], list
 
 def one_round(mode: str, args: argparse.Namespace, key_file: Path, public_key: bytes) -> dict[str, Any]:
     from aeron_py import Aeron, MediaDriver
-    from aeron_py.echo.client import ClientSecurity, EchoClient
+    from aeron_py.duologue.client_security import ClientSecurity
+    from aeron_py.echo.client import EchoClient
     from aeron_py.idle import BackoffIdleStrategy
 
     server, (port, control) = start_server(mode, key_file)
@@ -103,16 +104,16 @@ def one_round(mode: str, args: argparse.Namespace, key_file: Path, public_key: b
 def core_cost(samples: int) -> dict[str, float]:
     """Microseconds of the server core's work per HELLO: plain vs secure (in-process, no I/O)."""
     from aeron_py import crypto
-    from aeron_py.echo.core.contract import ServerConfig
-    from aeron_py.echo.core.secure_client import SecureClientHello
-    from aeron_py.echo.core.secure_handshake import ServerSecrets
-    from aeron_py.echo.core.server import EchoServerCore
+    from aeron_py.duologue.core.contract import ServerConfig
+    from aeron_py.duologue.core.secure_client import SecureClientHello
+    from aeron_py.duologue.core.secure_handshake import ServerSecrets
+    from aeron_py.duologue.core.server import DuologueServerCore
 
     public, secret = crypto.x25519_keypair()
     costs = {}
     for mode in MODES:
         secure = ServerSecrets((public, secret), crypto) if mode == "secure" else None
-        core = EchoServerCore(ServerConfig(max_clients=samples, clients_base_port=10000, max_per_ip=samples,
+        core = DuologueServerCore(ServerConfig(max_clients=samples, clients_base_port=10000, max_per_ip=samples,
                                            secure=secure, session_max=2**31 - 1))
         hellos = [SecureClientHello(public, crypto=crypto).message() if secure else f"HELLO {i:x}".encode()
                   for i in range(samples)]
@@ -158,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("aeron_py").setLevel(logging.WARNING)  # a line per duologue otherwise
     if args.quick:
         args.rounds, args.seconds = 2, 5.0
-    from aeron_py.echo.keys import generate_server_key
+    from aeron_py.duologue.keys import generate_server_key
 
     with tempfile.TemporaryDirectory() as tmp:
         key_file = Path(tmp) / "server.key"

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from aeron_py.analytics import cli_options as cli
-from aeron_py.echo.blocklist import Blocklist, BlocklistError
+from aeron_py.duologue.blocklist import Blocklist, BlocklistError
 
 __all__ = ["main"]
 

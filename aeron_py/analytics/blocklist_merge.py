@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from aeron_py.echo.blocklist import Blocklist, Entry, parse_network
+from aeron_py.duologue.blocklist import Blocklist, Entry, parse_network
 
 __all__ = ["iso_utc", "update_blocklist"]
 

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aeron_py.echo.blocklist import parse_network
+from aeron_py.duologue.blocklist import parse_network
 from aeron_py.telemetry.writer import EventWriter
 
 __all__ = ["GeneratorConfig", "generate", "main"]

@@ -64,7 +64,7 @@ from aeron_py.analytics.tables import build_per_ip as build_per_ip
 from aeron_py.analytics.tables import build_rtt as build_rtt
 from aeron_py.analytics.tables import build_timeseries as build_timeseries
 from aeron_py.analytics.tables import per_address_from_summary
-from aeron_py.echo.blocklist import Blocklist
+from aeron_py.duologue.blocklist import Blocklist
 
 # Also importable from here, as before the split: update_blocklist (.blocklist_merge),
 # build_per_ip, build_timeseries (.tables), build_rtt (.rtt).

@@ -12,7 +12,7 @@ from pathlib import Path
 from types import FrameType
 
 from aeron_py.analytics import cli_options as cli
-from aeron_py.echo.blocklist import Blocklist, BlocklistError
+from aeron_py.duologue.blocklist import Blocklist, BlocklistError
 
 __all__ = ["duration", "main", "parser"]
 

@@ -34,7 +34,7 @@ from pyspark.sql import functions as F
 from aeron_py.analytics.job import update_blocklist
 from aeron_py.analytics.rules import AbuseRules, apply_rules
 from aeron_py.analytics.schema import STATUS_OK
-from aeron_py.echo.blocklist import Blocklist, parse_network
+from aeron_py.duologue.blocklist import Blocklist, parse_network
 
 __all__ = [
     "BatchCounts",

@@ -31,13 +31,13 @@ Limits, secure mode, telemetry and the blocklist are :class:`ServerConfig` and
 """
 from __future__ import annotations
 
-from ..echo.core.contract import CloseReason, DuologueInfo, ServerConfig, ServerStats
-from ..echo.server.application import Application, Duologue, DuologueClosedError
-from ..echo.server.loop import DuologueServer
-from ..echo.server.options import ServerOptions
-from .client import (ClientDuologue, DuologueClosed, DuologueError, DuologueRefused, DuologueTimeout,
-                     connect)
+from .core.contract import CloseReason, DuologueInfo, ServerConfig, ServerStats
+from .server.application import Application, Duologue
+from .server.loop import DuologueServer
+from .server.options import ServerOptions
+from .client import ClientDuologue, connect
+from .errors import DuologueClosed, DuologueError, DuologueRefused, DuologueTimeout
 
-__all__ = ["Application", "ClientDuologue", "CloseReason", "Duologue", "DuologueClosed", "DuologueClosedError",
+__all__ = ["Application", "ClientDuologue", "CloseReason", "Duologue", "DuologueClosed",
            "DuologueError", "DuologueInfo", "DuologueRefused", "DuologueServer", "DuologueTimeout", "ServerConfig",
            "ServerOptions", "ServerStats", "connect"]

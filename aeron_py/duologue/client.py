@@ -36,57 +36,23 @@ from collections import deque
 from collections.abc import Callable
 
 from ..client import Aeron
-from ..echo.client.security import ClientSecurity
-from ..echo.core.client import EchoClientCore
-from ..echo.core.protocol import Rejected, parse_duologue_reply
+from .client_security import ClientSecurity
+from .core.client import EchoClientCore
+from .core.protocol import Rejected, parse_duologue_reply
 from ..errors import RESULT_NAMES, AeronError, PublicationClosedError, error_summary
 from ..idle import BackoffIdleStrategy
 from ..publication import NOT_CONNECTED
 from ..secure import SecureTransport
 from ..validation import require_int
+from .errors import CLOSED_HERE, SERVER_GONE, DuologueClosed, DuologueError, DuologueRefused, DuologueTimeout
 from .handshake import ClientChannels, ClientHandshake, Established, HandshakeFailed
 
-__all__ = ["DEFAULT_MAX_MESSAGE", "ClientDuologue", "DuologueClosed", "DuologueError", "DuologueRefused",
-           "DuologueTimeout", "connect"]
+__all__ = ["DEFAULT_MAX_MESSAGE", "ClientDuologue", "connect"]
 
 logger = logging.getLogger(__name__)
 
 #: The longest message a duologue carries unless told otherwise (the server's ``--max-message``).
 DEFAULT_MAX_MESSAGE = 1024
-#: Why a duologue closed by :meth:`ClientDuologue.close` is closed.
-CLOSED_HERE = "closed by this client"
-#: Why a duologue whose channels went away is closed.
-SERVER_GONE = "the server closed the duologue"
-
-
-class DuologueError(Exception):
-    """A duologue could not be opened, or cannot go on."""
-
-
-class DuologueRefused(DuologueError):
-    """The server refused the handshake: ``reason`` is the text of its ``ERROR``
-    (``server full``, ``too many connections for IP address``, ``wrong server key``, ...)."""
-
-    def __init__(self, reason: str, message: str | None = None) -> None:
-        super().__init__(message if message is not None else f"the server refused the duologue: {reason}")
-        self.reason = reason
-
-
-class DuologueTimeout(DuologueError, TimeoutError):
-    """Something did not come in time: ``waiting_for`` says what."""
-
-    def __init__(self, message: str, waiting_for: str) -> None:
-        super().__init__(message)
-        self.waiting_for = waiting_for
-
-
-class DuologueClosed(DuologueError):
-    """The duologue is closed: ``reason`` is the server's ``ERROR`` text (``bad message``),
-    :data:`SERVER_GONE` when its channels went away, or :data:`CLOSED_HERE`."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(f"duologue closed: {reason}")
-        self.reason = reason
 
 
 def connect(address: str, port: int, control_port: int, *, interface: str | None = None, timeout: float = 10.0,

@@ -7,7 +7,7 @@ its broadcast, and the client opens its own duologue publication and subscriptio
 those ports with the session id derived from the crypt.  Secure mode (§5) replaces
 HELLO/CONNECT with a Noise NK handshake and installs the duologue's keys in the driver
 before its channels exist.  The protocol is the sans-I/O
-:class:`~aeron_py.echo.core.client.EchoClientCore`; this module is its Aeron glue:
+:class:`~aeron_py.duologue.core.client.EchoClientCore`; this module is its Aeron glue:
 
 * :class:`ClientChannels` - the Aeron side of one client: an embedded media driver and
   client (or a shared client), the publications and subscriptions made for it, a secure
@@ -32,11 +32,11 @@ from typing import Any
 from ..channel import ChannelUri
 from ..client import Aeron
 from ..driver import MediaDriver
-from ..echo.client.common import DEFAULT_TERM_LENGTH, publication_channel
-from ..echo.client.security import SHARED_KEY_HOLD, ClientKeys, ClientSecurity, ServerKeyRefused, wrong_server_key
-from ..echo.core.client import EchoClientCore, Failed, OpenDuologue
-from ..echo.core.protocol import STREAM_ID
-from ..echo.core.secure_client import ServerKeyOffered
+from .client_channels import DEFAULT_TERM_LENGTH, publication_channel
+from .client_security import SHARED_KEY_HOLD, ClientKeys, ClientSecurity, ServerKeyRefused, wrong_server_key
+from .core.client import EchoClientCore, Failed, OpenDuologue
+from .core.protocol import STREAM_ID
+from .core.secure_client import ServerKeyOffered
 from ..publication import ExclusivePublication
 from ..subscription import Subscription
 
@@ -64,7 +64,7 @@ class ClientChannels:
     transport when ``security`` is set) and a client, in conductor-invoker mode when
     ``invoker`` (then :meth:`work` runs its duty cycle: a step-driven owner calls it) or
     with its own conductor thread.  ``interface`` binds the publications to a local
-    address (see :func:`~aeron_py.echo.client.common.publication_channel`).
+    address (see :func:`~.client_channels.publication_channel`).
     """
 
     def __init__(self, address: str, port: int, control_port: int, *, interface: str | None = None,

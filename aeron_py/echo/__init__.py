@@ -1,22 +1,21 @@
 """Echo 2.0: the duologue server and clients of ``docs/spec/echo2.md``, over Aeron.
 
-The package is layered; each folder is one layer:
+Echo is the first application of the duologue layer (:mod:`aeron_py.duologue`), which
+holds the handshake, admission, limits and glue; each folder here is one layer of Echo's
+own part:
 
-* :mod:`.core` - the sans-I/O protocol core: wire format, the server's and the
-  client's state machines, allocators, per-IP limits, deadlines.  No Aeron, sockets,
-  threads or clocks;
-* :mod:`.server` - the server glue (:class:`~aeron_py.echo.server.DuologueServer`, :func:`~aeron_py.echo.server.echo_server`) and
-  its command line;
-* :mod:`.client` - the clients (step-driven and asyncio) and their command line;
-* :mod:`.load` - the load generator, its hold mode and the HELLO flood tool;
-* :mod:`.blocklist` - the blocklist file the server enforces and the analytics write.
+* :mod:`.core` - Echo's sans-I/O rule (``ECHO <payload>`` back, anything else a bad message);
+* :mod:`.server` - :func:`~aeron_py.echo.server.echo_server` (the duologue server with
+  Echo's application) and its command line;
+* :mod:`.client` - the Echo clients (step-driven and asyncio) and their command line;
+* :mod:`.load` - the load generator, its hold mode and the HELLO flood tool.
 
-This module re-exports the core's public names.
+This module re-exports the protocol's public names (from :mod:`aeron_py.duologue.core`).
 """
 
 from __future__ import annotations
 
-from .core.client import (
+from ..duologue.core.client import (
     DEFAULT_CLIENT_TIMEOUT,
     ClientState,
     EchoClientCore,
@@ -25,9 +24,9 @@ from .core.client import (
     random_key,
     random_payload,
 )
-from .core.per_ip import PerIpCounter, canonical_ip
-from .core.ports import AllocationError, PortAllocator
-from .core.protocol import (
+from ..duologue.core.per_ip import PerIpCounter, canonical_ip
+from ..duologue.core.ports import AllocationError, PortAllocator
+from ..duologue.core.protocol import (
     ERROR_BAD_MESSAGE_DUOLOGUE,
     STREAM_ID,
     Connect,
@@ -50,28 +49,28 @@ from .core.protocol import (
     session_from_crypt,
     split_source_identity,
 )
-from .core.server import (
+from ..duologue.core.server import (
     DEFAULT_MAX_IMAGE_TERM_LENGTH,
     Broadcast,
     CloseDuologue,
     CloseReason,
     CreateDuologue,
     DuologueInfo,
-    EchoServerCore,
+    DuologueServerCore,
     Event,
     RejectImage,
     SendDuologue,
     ServerConfig,
     ServerStats,
 )
-from .core.secure_handshake import ServerSecrets
-from .core.sessions import DEFAULT_SESSION_MAX, DEFAULT_SESSION_MIN, SessionAllocator
+from ..duologue.core.secure_handshake import ServerSecrets
+from ..duologue.core.sessions import DEFAULT_SESSION_MAX, DEFAULT_SESSION_MIN, SessionAllocator
 
 __all__ = [
     "DEFAULT_CLIENT_TIMEOUT", "DEFAULT_MAX_IMAGE_TERM_LENGTH", "DEFAULT_SESSION_MAX",
     "DEFAULT_SESSION_MIN", "ERROR_BAD_MESSAGE_DUOLOGUE", "STREAM_ID",
     "AllocationError", "Broadcast", "ClientState", "CloseDuologue", "CloseReason", "Connect",
-    "CoreUsageError", "CreateDuologue", "DuologueInfo", "EchoClientCore", "EchoServerCore",
+    "CoreUsageError", "CreateDuologue", "DuologueInfo", "EchoClientCore", "DuologueServerCore",
     "Echoed", "Event", "Failed", "Ignored", "OpenDuologue", "PerIpCounter", "PortAllocator",
     "Reason", "RejectImage", "Rejected", "SendDuologue", "ServerConfig", "ServerSecrets", "ServerStats",
     "SessionAllocator",

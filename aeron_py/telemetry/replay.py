@@ -1,7 +1,7 @@
 """Telemetry recorded by an Aeron Archive, written back as telemetry files.
 
 The Echo server's ``--record`` sends its telemetry lines to an Aeron Archive
-(:mod:`aeron_py.echo.server.telemetry_recording`). This tool replays those recordings and
+(:mod:`aeron_py.duologue.server.telemetry_recording`). This tool replays those recordings and
 writes the events of a time window into a directory, as telemetry JSON Lines files the
 analytics' batch mode reads like any other::
 

@@ -20,7 +20,7 @@ died) after cutting off a torn last line, so a crash loses at most that line.
 
 Mirror: ``mirror(line)`` is called with every line written (its UTF-8 bytes, newline
 included), after the file has it: e.g. to publish the events on an Aeron stream as well
-(:mod:`aeron_py.echo.server.telemetry_recording`). It must not block.
+(:mod:`aeron_py.duologue.server.telemetry_recording`). It must not block.
 
 Retention: with ``max_files`` and/or ``max_total_bytes`` the writer deletes its own
 oldest published files when it starts a new file. The byte cap is strict: one writer

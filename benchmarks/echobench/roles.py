@@ -49,8 +49,9 @@ def _is_exit(command: dict[str, Any] | None) -> bool:
 
 def role_serve(cfg: dict[str, Any]) -> None:
     """The Echo server on a thread; answers ``stats``."""
-    from aeron_py.echo.server import ServerOptions, echo_server
-    from aeron_py.echo.core.contract import DEFAULT_MAX_IMAGE_TERM_LENGTH, ServerConfig
+    from aeron_py.duologue.server import ServerOptions
+    from aeron_py.echo.server import echo_server
+    from aeron_py.duologue.core.contract import DEFAULT_MAX_IMAGE_TERM_LENGTH, ServerConfig
 
     config = ServerConfig(max_clients=cfg["max_clients"], clients_base_port=cfg["base_port"],
                           max_per_ip=cfg["max_per_ip"],

@@ -2,11 +2,11 @@
 import random
 
 from aeron_py.echo import (
-    Broadcast, CreateDuologue, EchoClientCore, EchoServerCore, OpenDuologue, SendDuologue, ServerConfig,
+    Broadcast, CreateDuologue, EchoClientCore, DuologueServerCore, OpenDuologue, SendDuologue, ServerConfig,
 )
 from aeron_py.echo.core.echo_rule import answer
 
-server = EchoServerCore(ServerConfig(max_clients=4, clients_base_port=9010), rng=random.Random(1))
+server = DuologueServerCore(ServerConfig(max_clients=4, clients_base_port=9010), rng=random.Random(1))
 client = EchoClientCore(key=0x611786D9)          # the guide's worked example key
 
 # The client's initial publication shows up on the server's all-clients subscription as an

@@ -1,8 +1,9 @@
 """An Echo 2.0 server and two clients in one process, on loopback (about 2 s)."""
 from aeron_py import BackoffIdleStrategy
 from aeron_py.echo.client import EchoClient
-from aeron_py.echo.server import ServerOptions, echo_server
-from aeron_py.echo.core.contract import ServerConfig
+from aeron_py.duologue.server import ServerOptions
+from aeron_py.echo.server import echo_server
+from aeron_py.duologue.core.contract import ServerConfig
 
 config = ServerConfig(max_clients=4, clients_base_port=27310, max_per_ip=1)
 options = ServerOptions(address="127.0.0.1", port=27300, control_port=27301)

@@ -22,7 +22,7 @@ from pyspark.sql import SparkSession
 from aeron_py.analytics.generate import GeneratorConfig, generate
 from aeron_py.analytics.job import JobConfig, run_job
 from aeron_py.analytics.session import build_session
-from aeron_py.echo.blocklist import Blocklist
+from aeron_py.duologue.blocklist import Blocklist
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(280)]
 

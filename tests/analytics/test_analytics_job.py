@@ -25,7 +25,7 @@ from aeron_py.analytics.job import JobConfig, run_job, update_blocklist
 from aeron_py.analytics.report import PLOTS
 from aeron_py.analytics.rtt import RTT_BUCKET_RATIO
 from aeron_py.analytics.session import build_session
-from aeron_py.echo.blocklist import Blocklist, Entry
+from aeron_py.duologue.blocklist import Blocklist, Entry
 from aeron_py.telemetry.reader import ReadStats, read_events
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(180)]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from aeron_py.echo.blocklist import Blocklist, BlocklistError, Entry
+from aeron_py.duologue.blocklist import Blocklist, BlocklistError, Entry
 
 pytestmark = pytest.mark.timeout(30)
 

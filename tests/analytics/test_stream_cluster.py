@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from aeron_py.analytics.stream_sinks import read_batch_counts
-from aeron_py.echo.blocklist import Blocklist
+from aeron_py.duologue.blocklist import Blocklist
 from test_analytics_cluster import cluster  # noqa: F401 - the module-scoped fixture
 from test_stream_job import FLOOD, LEGIT, write_traffic
 

@@ -22,7 +22,7 @@ import pytest
 
 from aeron_py.analytics.stream_cli import duration, main
 from aeron_py.analytics.stream_sinks import BlocklistSink, read_batch_counts
-from aeron_py.echo.blocklist import Blocklist
+from aeron_py.duologue.blocklist import Blocklist
 from aeron_py.telemetry.writer import EventWriter
 from conftest import wait_until
 

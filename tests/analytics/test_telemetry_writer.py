@@ -186,7 +186,7 @@ def test_writer_retention_arguments_are_checked(tmp_path: Path) -> None:
 
 
 def test_every_close_reason_the_server_can_produce_is_accepted() -> None:
-    from aeron_py.echo.core.contract import CloseReason
+    from aeron_py.duologue.core.contract import CloseReason
 
     for reason in CloseReason:
         event = make_event("duologue_closed", ts=1.0, **COMMON, **{**EXAMPLES["duologue_closed"],
@@ -195,9 +195,9 @@ def test_every_close_reason_the_server_can_produce_is_accepted() -> None:
 
 
 def test_every_refusal_the_server_can_send_is_accepted() -> None:
-    from aeron_py.echo.core.protocol import Reason
-    from aeron_py.echo.core.secure_hello import SecureReason
-    from aeron_py.echo.server.telemetry import WIRE_REASONS
+    from aeron_py.duologue.core.protocol import Reason
+    from aeron_py.duologue.core.secure_hello import SecureReason
+    from aeron_py.duologue.server.telemetry import WIRE_REASONS
 
     reasons = [*Reason, *SecureReason]  # plain mode's, and those secure mode adds
     assert set(WIRE_REASONS) == {r.value for r in reasons}

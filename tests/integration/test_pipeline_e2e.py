@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from aeron_py import Aeron, MediaDriver
-from aeron_py.echo.blocklist import Blocklist
-from aeron_py.echo.client import publication_channel
-from aeron_py.echo.core.protocol import format_hello
+from aeron_py.duologue.blocklist import Blocklist
+from aeron_py.duologue.client_channels import publication_channel
+from aeron_py.duologue.core.protocol import format_hello
 from aeron_py.telemetry import read_events
 from conftest import free_udp_port, wait_until
 from processes import ChildProcess, run_process

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from aeron_py.echo.blocklist import Blocklist
+from aeron_py.duologue.blocklist import Blocklist
 from aeron_py.echo.load.flood import HelloFlood
 from aeron_py.telemetry import read_events
 from conftest import free_udp_port, wait_until

@@ -20,7 +20,7 @@ def test_client_key(ip, v4, v6, key):
 
 
 def test_client_key_is_the_echo_per_ip_rule():
-    from aeron_py.echo.core.per_ip import PerIpCounter
+    from aeron_py.duologue.core.per_ip import PerIpCounter
 
     counter = PerIpCounter()
     for ip in ("198.51.100.3", "::ffff:198.51.100.3", "2001:db8:aa:bb::1"):

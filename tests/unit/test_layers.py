@@ -1,10 +1,11 @@
 """The package's layers, read from the source's imports (no module is imported here).
 
-* the sans-I/O Echo core (``aeron_py/echo/core``) imports no Aeron, threads, sockets,
+* the sans-I/O cores (the duologue layer's ``aeron_py/duologue/core`` and Echo's rule in
+  ``aeron_py/echo/core``) import no Aeron, threads, sockets,
   event loops, processes or clocks: only the standard library's pure parts, itself,
   :mod:`aeron_py.addresses` and :mod:`aeron_py.validation` (pure Python);
 * the core takes facts, never callables: no field of its contract (``contract.py``) and
-  no parameter of :class:`EchoServerCore`'s methods is annotated ``Callable`` (what the
+  no parameter of :class:`DuologueServerCore`'s methods is annotated ``Callable`` (what the
   glue knows, a blocked source, a busy port, the time, arrives as an argument);
 * the bindings (the top level of ``aeron_py/``, ``asyncio/`` and ``stat/``) import nothing
   of the application layers (``duologue/``, ``echo/``, ``analytics/``, ``telemetry/``), except the
@@ -62,12 +63,13 @@ def _graph() -> dict[str, set[str]]:
     return {name: {t for t in _imports(path, modules) if t in files and t != name} for name, path in files.items()}
 
 
-def test_the_echo_core_does_no_io() -> None:
-    core = sorted((PACKAGE / "echo" / "core").glob("*.py"))
+def test_the_sans_io_cores_do_no_io() -> None:
+    core = sorted((PACKAGE / "duologue" / "core").glob("*.py"))
     assert len(core) >= 10, "the core folder moved: update this test"
+    core += sorted((PACKAGE / "echo" / "core").glob("*.py"))
     pure = {"aeron_py.addresses": {"__future__", "ipaddress", "typing", "aeron_py"},
             "aeron_py.validation": {"__future__", "math", "typing"}}
-    allowed_own = {"aeron_py.echo.core", *pure}
+    allowed_own = {"aeron_py.duologue.core", "aeron_py.echo.core", *pure}
     for path in core:
         for target in _imports(path):
             top = target.split(".")[0]
@@ -84,7 +86,7 @@ def test_the_echo_core_does_no_io() -> None:
 
 
 def test_the_echo_core_takes_facts_not_callables() -> None:
-    core = PACKAGE / "echo" / "core"
+    core = PACKAGE / "duologue" / "core"
     contract = ast.parse((core / "contract.py").read_text(encoding="utf-8"))
     fields = [(node.name, item) for node in contract.body if isinstance(node, ast.ClassDef)
               for item in node.body if isinstance(item, ast.AnnAssign)]
@@ -93,14 +95,14 @@ def test_the_echo_core_takes_facts_not_callables() -> None:
         assert "Callable" not in ast.unparse(item.annotation), \
             f"contract.py {cls}.{ast.unparse(item.target)} holds a callable: pass the fact instead"
     server = ast.parse((core / "server.py").read_text(encoding="utf-8"))
-    (core_class,) = [n for n in server.body if isinstance(n, ast.ClassDef) and n.name == "EchoServerCore"]
+    (core_class,) = [n for n in server.body if isinstance(n, ast.ClassDef) and n.name == "DuologueServerCore"]
     methods = [m for m in core_class.body if isinstance(m, ast.FunctionDef)]
-    assert len(methods) >= 10, "EchoServerCore moved: update this test"
+    assert len(methods) >= 10, "DuologueServerCore moved: update this test"
     for method in methods:
         for arg in (*method.args.args, *method.args.kwonlyargs):
             annotation = ast.unparse(arg.annotation) if arg.annotation is not None else ""
             assert "Callable" not in annotation, \
-                f"EchoServerCore.{method.name}({arg.arg}) takes a callable: pass the fact instead"
+                f"DuologueServerCore.{method.name}({arg.arg}) takes a callable: pass the fact instead"
 
 
 def test_the_bindings_import_no_application_layer() -> None:

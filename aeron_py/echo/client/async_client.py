@@ -24,11 +24,12 @@ from ... import asyncio as aio
 from ...channel import ChannelUri
 from ...driver import MediaDriver
 from ...errors import AeronError, AeronTimeoutError, error_summary
-from .security import SHARED_KEY_HOLD, ClientKeys, ClientSecurity, ServerKeyRefused, wrong_server_key
-from .common import DEFAULT_TERM_LENGTH, EchoResult, check_pacing, publication_channel, source_ip
-from ..core.client import EchoClientCore, Failed, OpenDuologue, random_payload
-from ..core.protocol import STREAM_ID, Echoed
-from ..core.secure_client import ServerKeyOffered
+from ...duologue.client_security import SHARED_KEY_HOLD, ClientKeys, ClientSecurity, ServerKeyRefused, wrong_server_key
+from ...duologue.client_channels import DEFAULT_TERM_LENGTH, publication_channel, source_ip
+from .common import EchoResult, check_pacing
+from ...duologue.core.client import EchoClientCore, Failed, OpenDuologue, random_payload
+from ...duologue.core.protocol import STREAM_ID, Echoed
+from ...duologue.core.secure_client import ServerKeyOffered
 
 logger = logging.getLogger(__name__)
 

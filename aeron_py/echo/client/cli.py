@@ -29,9 +29,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.secure_hello import SecureReason, b64url_decode
-from ..keys import DEFAULT_KNOWN_SERVERS, KnownServers, key_option_argv
-from .security import ClientSecurity, ServerKeyRefused
+from ...duologue.core.secure_hello import SecureReason, b64url_decode
+from ...duologue.keys import DEFAULT_KNOWN_SERVERS, KnownServers, key_option_argv
+from ...duologue.client_security import ClientSecurity, ServerKeyRefused
 from .common import EXIT_AUTHENTICATION, EXIT_FAILED, EchoResult
 from .sync import EchoClient
 

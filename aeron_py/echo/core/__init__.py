@@ -1,19 +1,3 @@
-"""The sans-I/O Echo 2.0 core: the protocol and its rules, with no I/O at all.
-
-Nothing here imports Aeron, sockets, threads, asyncio or a clock: the glue passes ``now``
-in and executes the actions that come back (h11's design).  A test reads these modules'
-imports and fails otherwise (``tests/unit/test_layers.py``).
-
-* :mod:`.protocol` - the wire format (``docs/spec/echo2.md`` §1);
-* :mod:`.server` - :class:`~.server.EchoServerCore`, the server's state machine, with
-  :mod:`.hello_admission` (HELLOs on the all-clients channel) and :mod:`.contract`
-  (the actions and events it exchanges with its glue);
-* :mod:`.client` - :class:`~.client.EchoClientCore`, the client's state machine;
-* secure mode (``docs/spec/echo2.md`` §5): :mod:`.noise` (the Noise NK handshake, over
-  primitives passed in), :mod:`.secure_hello` (its messages), :mod:`.secure_handshake`
-  (the state object of each side) and :mod:`.secure_client` (the client's HELLO-KEY /
-  HELLO-SECURE sequence);
-* allocators and limits: :mod:`.ports`, :mod:`.sessions`, :mod:`.per_ip`;
-  due times :mod:`.deadlines`; repeated-log folding :mod:`.log_summary`;
-  records :mod:`.records`; driver sizing :mod:`.capacity`.
-"""
+"""Echo 2.0's own sans-I/O rule (:mod:`.echo_rule`): ``ECHO <payload>`` comes back, anything
+else is a bad message. The handshake, admission and limits it runs on are the duologue
+layer's core (:mod:`aeron_py.duologue.core`)."""

@@ -5,14 +5,14 @@ The duologue layer hands every message of a duologue's client to its application
 same bytes and anything else as a bad message (``ERROR bad message``, then close).
 :func:`answer` applies the rule to a list of the core's actions, for the glue-free uses
 of the core (tests, the sans-I/O tutorial); the server's Echo application
-(:mod:`aeron_py.echo.server.application`) applies it to each delivered message.
+(:mod:`aeron_py.duologue.server.application`) applies it to each delivered message.
 """
 
 from __future__ import annotations
 
-from .contract import Action, Deliver
-from .protocol import parse_echo
-from .server import EchoServerCore
+from ...duologue.core.contract import Action, Deliver
+from ...duologue.core.protocol import parse_echo
+from ...duologue.core.server import DuologueServerCore
 
 __all__ = ["answer", "is_echo"]
 
@@ -22,7 +22,7 @@ def is_echo(data: bytes) -> bool:
     return parse_echo(data) is not None
 
 
-def answer(core: EchoServerCore, actions: list[Action], now: float) -> list[Action]:
+def answer(core: DuologueServerCore, actions: list[Action], now: float) -> list[Action]:
     """``actions`` with each :class:`Deliver` replaced by Echo's answer to it."""
     answered: list[Action] = []
     for action in actions:

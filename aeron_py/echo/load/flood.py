@@ -24,8 +24,8 @@ from ...driver import MediaDriver
 from ...idle import BackoffIdleStrategy
 from ...publication import ExclusivePublication
 from ...subscription import Subscription
-from ..client.common import DEFAULT_TERM_LENGTH, publication_channel
-from ..core.protocol import STREAM_ID, format_hello
+from ...duologue.client_channels import DEFAULT_TERM_LENGTH, publication_channel
+from ...duologue.core.protocol import STREAM_ID, format_hello
 
 __all__ = ["BATCH", "POOL", "FloodReport", "HelloFlood"]
 

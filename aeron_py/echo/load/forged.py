@@ -19,7 +19,7 @@ import struct
 import time
 from collections.abc import Callable, Iterator, Sequence
 
-from ..core.protocol import STREAM_ID, format_hello
+from ...duologue.core.protocol import STREAM_ID, format_hello
 from .flood import FloodReport
 
 __all__ = ["DATA_TYPE", "SETUP_TYPE", "ForgedHelloFlood", "data_frame", "setup_frame"]

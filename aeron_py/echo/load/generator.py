@@ -42,9 +42,9 @@ from ...client import Aeron
 from ...driver import MediaDriver
 from ..client.common import EchoResult
 from ..client.sync import EchoClient, Phase
-from ..client.security import ClientSecurity
-from ..core.secure_hello import b64url_decode
-from ..keys import key_option_argv
+from ...duologue.client_security import ClientSecurity
+from ...duologue.core.secure_hello import b64url_decode
+from ...duologue.keys import key_option_argv
 from .hold import LOAD_DRIVER_OPTIONS, load_security
 from ...idle import BackoffIdleStrategy
 

@@ -32,8 +32,8 @@ from typing import Any
 
 from ...client import Aeron
 from ...driver import MediaDriver
-from ..core.capacity import counters_buffer_length
-from ..client.security import ClientSecurity
+from ...duologue.core.capacity import counters_buffer_length
+from ...duologue.client_security import ClientSecurity
 from ..client.sync import EchoClient
 from ...errors import AeronError, error_summary
 from ...idle import BackoffIdleStrategy

@@ -30,13 +30,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from .echo_application import echo_server
-from .loop import DEFAULT_TERM_LENGTH, DriverLostError, DuologueServer, ServerOptions, aeron_cause
-from ..core.contract import (LARGE_TERM_IMAGES_PER_CLIENT,
+from ...duologue.server.loop import DEFAULT_TERM_LENGTH, DriverLostError, DuologueServer, ServerOptions, aeron_cause
+from ...duologue.core.contract import (LARGE_TERM_IMAGES_PER_CLIENT,
                              DEFAULT_FLOOD_HELLOS, DEFAULT_FLOOD_PENALTY, DEFAULT_MAX_IMAGE_TERM_LENGTH,
                              DEFAULT_RECLAIM_AFTER, ServerConfig)
-from ..core.secure_handshake import ServerSecrets
-from ..core.secure_hello import b64url_encode
-from ..keys import generate_server_key, server_secrets
+from ...duologue.core.secure_handshake import ServerSecrets
+from ...duologue.core.secure_hello import b64url_encode
+from ...duologue.keys import generate_server_key, server_secrets
 
 logger = logging.getLogger("aeron_py.echo_server")
 DEFAULTS = {"address": "127.0.0.1", "port": 9000, "control_port": 9001, "base_port": 9010, "clients": 64}

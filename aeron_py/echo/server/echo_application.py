@@ -3,11 +3,11 @@ verbatim, anything else is a bad message (``ERROR bad message``, then close); th
 :mod:`..core.echo_rule`'s. :func:`echo_server` makes the duologue server with it."""
 from __future__ import annotations
 
-from ..core.contract import ServerConfig
+from ...duologue.core.contract import ServerConfig
 from ..core.echo_rule import is_echo
-from .application import Duologue
-from .loop import DuologueServer
-from .options import ServerOptions
+from ...duologue.server.application import Duologue
+from ...duologue.server.loop import DuologueServer
+from ...duologue.server.options import ServerOptions
 
 __all__ = ["EchoApplication", "echo_server"]
 

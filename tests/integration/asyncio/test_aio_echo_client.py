@@ -13,8 +13,9 @@ import pytest
 import aeron_py.asyncio as aio
 from aeron_py import MediaDriver
 from aeron_py.echo.client.async_client import AsyncEchoClient
-from aeron_py.echo.server import DuologueServer, ServerOptions, echo_server
-from aeron_py.echo.core.contract import ServerConfig
+from aeron_py.duologue.server import DuologueServer, ServerOptions
+from aeron_py.echo.server import echo_server
+from aeron_py.duologue.core.contract import ServerConfig
 from processes import run_process
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]

@@ -12,7 +12,7 @@ import pytest
 import aeron_py
 from aeron_py import (AddressInUseError, Aeron, AeronError, DriverTimeoutError, MediaDriver, PendingAdd,
                       RetryLaterError)
-from aeron_py.echo.server.creation import is_driver_timeout
+from aeron_py.duologue.server.creation import is_driver_timeout
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.integration]
 

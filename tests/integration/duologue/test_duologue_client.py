@@ -19,16 +19,9 @@ if _ECHO_TESTS not in sys.path:
     sys.path.insert(0, _ECHO_TESTS)
 
 from aeron_py import Aeron, MediaDriver  # noqa: E402
-from aeron_py.duologue.client import (  # noqa: E402
-    CLOSED_HERE,
-    SERVER_GONE,
-    ClientDuologue,
-    DuologueClosed,
-    DuologueRefused,
-    DuologueTimeout,
-    connect,
-)
-from aeron_py.echo.keys import generate_server_key, server_secrets  # noqa: E402
+from aeron_py.duologue.client import ClientDuologue, connect  # noqa: E402
+from aeron_py.duologue.errors import CLOSED_HERE, SERVER_GONE, DuologueClosed, DuologueRefused, DuologueTimeout  # noqa: E402
+from aeron_py.duologue.keys import generate_server_key, server_secrets  # noqa: E402
 from echo_harness import HOST, PortBlocks, Ports, make_server, wait_idle, wait_until  # noqa: E402
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.integration]

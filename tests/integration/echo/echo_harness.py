@@ -16,9 +16,10 @@ from typing import Any
 
 from aeron_py import Aeron, ChannelUri, MediaDriver
 from aeron_py.echo import STREAM_ID, session_from_crypt
-from aeron_py.echo.client import publication_channel
-from aeron_py.echo.server import DuologueServer, ServerOptions, echo_server
-from aeron_py.echo.core.contract import ServerConfig
+from aeron_py.duologue.client_channels import publication_channel
+from aeron_py.duologue.server import DuologueServer, ServerOptions
+from aeron_py.echo.server import echo_server
+from aeron_py.duologue.core.contract import ServerConfig
 from conftest import wait_until  # noqa: F401  (re-exported for the echo tests)
 
 HOST = "127.0.0.1"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from aeron_py.echo.blocklist import Blocklist, Entry
+from aeron_py.duologue.blocklist import Blocklist, Entry
 from aeron_py.telemetry.reader import read_events
 from echo_harness import PortBlocks, make_server, raw_peer, wait_until
 
@@ -61,7 +61,7 @@ def test_invalid_new_version_keeps_the_old_list(tmp_path: Path, caplog: pytest.L
     path = tmp_path / "blocklist.txt"
     Blocklist.write(path, [Entry.create("127.0.0.2", None, "blocked")])
     with make_server(ports, options={"blocklist": str(path), "endpoint_filter": False}) as server, \
-            raw_peer(ports) as peer, caplog.at_level(logging.ERROR, logger="aeron_py.echo.server"):
+            raw_peer(ports) as peer, caplog.at_level(logging.ERROR, logger="aeron_py.duologue.server"):
         path.write_text("127.0.0.3 never ok\n127.0.0.4 tomorrow oops\n")
         wait_until(lambda: "blocklist reload failed" in caplog.text, 5, "the invalid version to be refused")
         pub, sub = peer.initial("127.0.0.2")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from aeron_py.echo.blocklist import Blocklist, Entry
+from aeron_py.duologue.blocklist import Blocklist, Entry
 from aeron_py.telemetry import read_events
 from processes import ChildProcess, run_process
 from echo_harness import HOST, PortBlocks, udp_port_free, make_server, raw_peer, wait_idle, wait_until

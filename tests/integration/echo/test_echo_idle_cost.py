@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from aeron_py.echo import STREAM_ID
-from aeron_py.echo.client import publication_channel
-from aeron_py.echo.server import DuologueServer
+from aeron_py.duologue.client_channels import publication_channel
+from aeron_py.duologue.server import DuologueServer
 from echo_harness import HOST, PortBlocks, RawPeer, make_server, raw_peer, wait_until
 
 pytestmark = [pytest.mark.integration]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from aeron_py.echo.blocklist import Blocklist, Entry
+from aeron_py.duologue.blocklist import Blocklist, Entry
 from aeron_py.echo.client import EXIT_SERVER_ERROR, EchoClient
 from aeron_py.echo.load.generator import run_load
 from echo_harness import HOST, PortBlocks, make_server, raw_peer, wait_idle, wait_until
@@ -91,7 +91,7 @@ def test_blocklist_refuses_a_source_and_reloads(tmp_path: Path, caplog: pytest.L
         assert run("127.0.0.3").server_reason == "too many connections for IP address"
         assert run("127.0.0.2").ok
         path.write_text("not-an-address never reason\n")
-        with caplog.at_level(logging.ERROR, logger="aeron_py.echo.server"):
+        with caplog.at_level(logging.ERROR, logger="aeron_py.duologue.server"):
             server.reload_blocklist()
             wait_until(lambda: "blocklist reload failed" in caplog.text, 5, "the failed reload to be logged")
         assert server.blocklist_version == 2

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from aeron_py.echo.server.outbox import Outbox
+from aeron_py.duologue.server.outbox import Outbox
 
 pytestmark = [pytest.mark.timeout(30), pytest.mark.integration]
 

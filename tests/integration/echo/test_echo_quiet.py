@@ -13,7 +13,7 @@ import time
 import pytest
 
 from aeron_py.echo.client import EchoClient
-from aeron_py.echo.server import DuologueServer
+from aeron_py.duologue.server import DuologueServer
 from aeron_py.traffic import QuietIdle
 from echo_harness import PortBlocks, make_server, raw_peer, wait_until
 
@@ -91,7 +91,7 @@ def test_a_busy_duologue_across_many_term_ends_is_never_left_unread() -> None:
 
 
 def test_quiet_options_are_checked() -> None:
-    from aeron_py.echo.server.options import ServerOptions
+    from aeron_py.duologue.server.options import ServerOptions
 
     with pytest.raises(ValueError, match="quiet_after"):
         ServerOptions(quiet_after=-1.0)
@@ -168,7 +168,7 @@ def test_a_quiet_server_reads_no_subscription_until_traffic_rings() -> None:
 
 
 def test_idle_traffic_options_are_checked() -> None:
-    from aeron_py.echo.server.options import ServerOptions
+    from aeron_py.duologue.server.options import ServerOptions
 
     for bad in (0.05, 2.5):
         with pytest.raises(ValueError, match="keepalive_interval"):

@@ -59,7 +59,7 @@ def test_recorded_telemetry_replays_into_the_same_events_and_a_window_selects_by
 
 def test_record_needs_events_and_an_archive_that_answers(tmp_path: Path) -> None:
     from aeron_py.archive import ArchiveTimeoutError
-    from aeron_py.echo.server import ServerOptions
+    from aeron_py.duologue.server import ServerOptions
 
     with pytest.raises(ValueError, match="needs events"):
         ServerOptions(record="aeron:udp?endpoint=127.0.0.1:1")
@@ -73,7 +73,7 @@ def test_record_needs_events_and_an_archive_that_answers(tmp_path: Path) -> None
 
 
 def test_the_recorded_telemetry_is_bounded_on_the_archive(tmp_path: Path) -> None:
-    from aeron_py.echo.server.telemetry_recording import TelemetryRecording
+    from aeron_py.duologue.server.telemetry_recording import TelemetryRecording
 
     record_port = free_udp_port()
     with MediaDriver(publication_linger_timeout_ns=0) as archive_driver, \

@@ -21,12 +21,13 @@ import pytest
 
 from aeron_py import Aeron, DriverStat, MediaDriver
 from aeron_py.idle import BackoffIdleStrategy
-from aeron_py.echo.client import EXIT_AUTHENTICATION, ClientSecurity, EchoClient, EchoResult, ServerKeyRefused
+from aeron_py.duologue.client_security import ClientSecurity, ServerKeyRefused
+from aeron_py.echo.client import EXIT_AUTHENTICATION, EchoClient, EchoResult
 from aeron_py.errors import AeronError
 from aeron_py.echo.client.async_client import run_echo_client
-from aeron_py.echo.core.secure_hello import b64url_encode
-from aeron_py.echo.keys import KnownServers, generate_server_key, server_secrets
-from aeron_py.echo.server import DuologueServer
+from aeron_py.duologue.core.secure_hello import b64url_encode
+from aeron_py.duologue.keys import KnownServers, generate_server_key, server_secrets
+from aeron_py.duologue.server import DuologueServer
 from aeron_py.telemetry import read_events
 from echo_harness import HOST, PortBlocks, Ports, make_server, wait_idle, wait_until
 from forged import DATA_TYPE, data_frame, raw_socket

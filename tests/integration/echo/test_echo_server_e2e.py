@@ -13,7 +13,7 @@ import pytest
 
 from aeron_py import DriverStat
 from aeron_py.echo.client import EXIT_SERVER_ERROR, EchoClient, EchoResult
-from aeron_py.echo.server import SNAPSHOT_COUNTERS
+from aeron_py.duologue.server import SNAPSHOT_COUNTERS
 from aeron_py.telemetry import read_events
 from echo_harness import (
     CONNECT_RE, HOST, PortBlocks, make_server, raw_peer, udp_port_free, wait_idle, wait_until,

@@ -10,7 +10,7 @@ import pytest
 
 from aeron_py.echo import STREAM_ID
 from aeron_py.echo.client import EchoClient
-from aeron_py.echo.core.contract import DEFAULT_MAX_IMAGE_TERM_LENGTH, ServerConfig
+from aeron_py.duologue.core.contract import DEFAULT_MAX_IMAGE_TERM_LENGTH, ServerConfig
 from echo_harness import HOST, PortBlocks, make_server, raw_peer, wait_until
 from forged import raw_socket, setup_frame
 
@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.timeout(90), pytest.mark.integration]
 BLOCKS = PortBlocks(32700, 32768, size=20)
 MANY = PortBlocks(23000, 23600, size=150)  # 64 duologues: 10 + 128 ports
 STOCK_TERM = 16 * 1024 * 1024
-GUARD_LOG = "aeron_py.echo.server.endpoint_guard"
+GUARD_LOG = "aeron_py.duologue.server.endpoint_guard"
 
 
 def stock_client(ports, interface: str, timeout: float = 10.0) -> EchoClient:

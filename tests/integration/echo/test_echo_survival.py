@@ -24,7 +24,7 @@ from aeron_py.echo.load.flood import FloodReport, HelloFlood
 from aeron_py.echo.load.forged import ForgedHelloFlood
 from aeron_py.stat import DriverStat
 from aeron_py.telemetry import read_events
-from aeron_py.echo.core.protocol import STREAM_ID
+from aeron_py.duologue.core.protocol import STREAM_ID
 from echo_harness import HOST, PortBlocks, Ports, wait_until
 from forged import raw_socket, setup_frame
 from processes import ChildProcess, remove_dead_driver_dirs
@@ -216,7 +216,7 @@ def test_a_forged_flood_at_full_rate_twice_serves_clients_and_rests_within_20_s(
     are back at their baseline within 20 s of each flood's end.
 
     The flood's duologues fill the 12 places, and until its sources have lost their standing
-    they reclaim each other's (:mod:`aeron_py.echo.core.reclaim`): about sources x 2 s /
+    they reclaim each other's (:mod:`aeron_py.duologue.core.reclaim`): about sources x 2 s /
     places, 3.3 s here; from then on a newcomer takes the place of a duologue nobody joined.
     A newcomer refused before that (``server full``) gives up, and the next one tries."""
     ports = BLOCKS.take(12)
@@ -266,7 +266,7 @@ def test_connect_echo_close_cycles_keep_memory_flat(tmp_path: Path) -> None:
 
 LOSE_DRIVER = """
 import sys, threading
-from aeron_py.echo.server import loop
+from aeron_py.duologue.server import loop
 setup = loop.DuologueServer._setup
 def losing_setup(self):
     setup(self)
@@ -278,7 +278,7 @@ sys.exit(main(sys.argv[1:]))
 
 STUCK_TEARDOWN = """
 import sys, time
-from aeron_py.echo.server import loop
+from aeron_py.duologue.server import loop
 loop.DuologueServer._teardown = lambda self: time.sleep(3600)  # shutdown that never ends
 from aeron_py.echo.server.cli import main
 sys.exit(main(sys.argv[1:]))

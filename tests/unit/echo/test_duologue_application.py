@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 
-from aeron_py.echo.core.contract import (Action, CloseDuologue, CloseReason, CreateDuologue, Deliver, SendDuologue,
+from aeron_py.duologue.core.contract import (Action, CloseDuologue, CloseReason, CreateDuologue, Deliver, SendDuologue,
                                          ServerConfig)
-from aeron_py.echo.core.protocol import format_hello
-from aeron_py.echo.core.server import EchoServerCore
-from aeron_py.echo.server.application import ApplicationGlue, Duologue, DuologueClosedError
+from aeron_py.duologue.core.protocol import format_hello
+from aeron_py.duologue.core.server import DuologueServerCore
+from aeron_py.duologue.errors import DuologueClosed
+from aeron_py.duologue.server.application import ApplicationGlue, Duologue
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -33,7 +34,7 @@ class Recorder:
         self.closed_with.append((duologue, reason))
 
 
-def opened(core: EchoServerCore, ip: str = "192.0.2.1", image: int = 1) -> int:
+def opened(core: DuologueServerCore, ip: str = "192.0.2.1", image: int = 1) -> int:
     """A joined duologue's session id."""
     core.initial_image_available(image, 40 + image, f"{ip}:4000", 65536, 0.0)
     (create,) = [a for a in core.hello_received(image, format_hello(0x1234), 0.0) if isinstance(a, CreateDuologue)]
@@ -41,7 +42,7 @@ def opened(core: EchoServerCore, ip: str = "192.0.2.1", image: int = 1) -> int:
     return create.session_id
 
 
-def deliver(glue: ApplicationGlue, core: EchoServerCore, session: int, data: bytes, now: float = 1.0) -> list[Action]:
+def deliver(glue: ApplicationGlue, core: DuologueServerCore, session: int, data: bytes, now: float = 1.0) -> list[Action]:
     """The core's actions for one message, with the application's answers run like the dispatcher runs them."""
     out: list[Action] = []
     for action in core.duologue_message(session, 101, data, now):
@@ -56,8 +57,8 @@ def deliver(glue: ApplicationGlue, core: EchoServerCore, session: int, data: byt
     return out
 
 
-def setup(answer: Any) -> tuple[EchoServerCore, ApplicationGlue, Recorder, int]:
-    core = EchoServerCore(ServerConfig(max_clients=4, clients_base_port=9100), rng=random.Random(1))
+def setup(answer: Any) -> tuple[DuologueServerCore, ApplicationGlue, Recorder, int]:
+    core = DuologueServerCore(ServerConfig(max_clients=4, clients_base_port=9100), rng=random.Random(1))
     app = Recorder(answer)
     return core, ApplicationGlue(core, app), app, opened(core)
 
@@ -89,7 +90,7 @@ def test_send_after_close_in_the_same_callback_raises_closed() -> None:
         d.close()
         try:
             d.send(b"late")
-        except DuologueClosedError as exc:
+        except DuologueClosed as exc:
             errors.append(exc)
 
     core, glue, app, session = setup(answer)

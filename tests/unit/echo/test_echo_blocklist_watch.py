@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from aeron_py.echo.blocklist import Blocklist, BlocklistError, Entry
-from aeron_py.echo.server.blocklist_watch import BlocklistWatch
+from aeron_py.duologue.blocklist import Blocklist, BlocklistError, Entry
+from aeron_py.duologue.server.blocklist_watch import BlocklistWatch
 
 pytestmark = pytest.mark.timeout(10)
 
@@ -54,7 +54,7 @@ def test_invalid_version_keeps_the_old_list_logs_once_and_retries_on_the_next_ch
         path: Path, caplog: pytest.LogCaptureFixture) -> None:
     watch = BlocklistWatch(path)
     path.write_text("not-an-address never reason\n")
-    with caplog.at_level(logging.ERROR, logger="aeron_py.echo.server"):
+    with caplog.at_level(logging.ERROR, logger="aeron_py.duologue.server"):
         assert all(watch.poll() is None for _ in range(5))
     failures = [r for r in caplog.records if "blocklist reload failed" in r.getMessage()]
     assert len(failures) == 1 and "blocklist.txt:1" in failures[0].getMessage()

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from aeron_py.echo.core.capacity import COUNTERS_PER_DUOLOGUE, counters_buffer_length
+from aeron_py.duologue.core.capacity import COUNTERS_PER_DUOLOGUE, counters_buffer_length
 
 pytestmark = pytest.mark.timeout(10)
 

@@ -1,4 +1,4 @@
-"""Tests for aeron_py.echo.core.client.EchoClientCore (guide spec, docs/spec/echo2.md §1, §4.10)."""
+"""Tests for aeron_py.duologue.core.client.EchoClientCore (guide spec, docs/spec/echo2.md §1, §4.10)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from aeron_py.echo.core.client import (
+from aeron_py.duologue.core.client import (
     ClientState,
     EchoClientCore,
     Failed,
@@ -14,10 +14,10 @@ from aeron_py.echo.core.client import (
     random_key,
     random_payload,
 )
-from aeron_py.echo.core.protocol import CoreUsageError, Echoed, Ignored, parse_echo
-from aeron_py.echo.core.contract import Broadcast, CreateDuologue, SendDuologue, ServerConfig
+from aeron_py.duologue.core.protocol import CoreUsageError, Echoed, Ignored, parse_echo
+from aeron_py.duologue.core.contract import Broadcast, CreateDuologue, SendDuologue, ServerConfig
 from aeron_py.echo.core.echo_rule import answer
-from aeron_py.echo.core.server import EchoServerCore
+from aeron_py.duologue.core.server import DuologueServerCore
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -177,7 +177,7 @@ def test_echo_deadline_armed_by_tick_when_send_time_unknown() -> None:
 
 
 def test_against_server_core_end_to_end() -> None:
-    server = EchoServerCore(ServerConfig(max_clients=2, clients_base_port=9010), rng=random.Random(1))
+    server = DuologueServerCore(ServerConfig(max_clients=2, clients_base_port=9010), rng=random.Random(1))
     client = EchoClientCore(rng=random.Random(2))
     client.set_initial_session(-77)
     server.initial_image_available(1, -77, "127.0.0.1:51000", 65536, 0.0)

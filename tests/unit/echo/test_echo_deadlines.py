@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import random
 
-from aeron_py.echo.core.deadlines import Deadlines
-from aeron_py.echo.core.contract import ServerConfig
+from aeron_py.duologue.core.deadlines import Deadlines
+from aeron_py.duologue.core.contract import ServerConfig
 from aeron_py.echo.core.echo_rule import answer
-from aeron_py.echo.core.server import EchoServerCore
+from aeron_py.duologue.core.server import DuologueServerCore
 
 
 def test_pop_due_returns_only_what_is_due_earliest_first() -> None:
@@ -57,7 +57,7 @@ def test_matches_a_plain_dict_model_under_random_operations() -> None:
 
 
 def test_idle_deadline_follows_activity() -> None:
-    core = EchoServerCore(ServerConfig(max_clients=2, clients_base_port=9010, idle_timeout=1.0))
+    core = DuologueServerCore(ServerConfig(max_clients=2, clients_base_port=9010, idle_timeout=1.0))
     core.initial_image_available(1, -5, "127.0.0.2:4000", 65536, 0.0)
     created = core.hello_received(1, b"HELLO ABC", 0.0)
     session = next(a.session_id for a in created if type(a).__name__ == "CreateDuologue")

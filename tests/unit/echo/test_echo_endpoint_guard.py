@@ -8,9 +8,9 @@ import pytest
 import ipaddress
 import logging
 
-from aeron_py.echo.blocklist import Blocklist, Entry
-from aeron_py.echo.core.contract import ServerConfig
-from aeron_py.echo.server.endpoint_guard import TERM_DROP_REPORT_INTERVAL, EndpointGuard, FilterLimits
+from aeron_py.duologue.blocklist import Blocklist, Entry
+from aeron_py.duologue.core.contract import ServerConfig
+from aeron_py.duologue.server.endpoint_guard import TERM_DROP_REPORT_INTERVAL, EndpointGuard, FilterLimits
 from aeron_py.endpoint_filter import EndpointFilterConfig, TermDrop
 
 CONFIG = ServerConfig(max_clients=4, clients_base_port=9000)
@@ -81,7 +81,7 @@ class TermDropping(RecordingFilter):
 
 def test_term_drops_are_reported_once_per_interval_with_who_and_the_option(
         caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.WARNING, "aeron_py.echo.server.endpoint_guard")
+    caplog.set_level(logging.WARNING, "aeron_py.duologue.server.endpoint_guard")
     fake = TermDropping()
     guard = EndpointGuard(Driver(fake), CONFIG)
     guard.report_term_drops(now=100.0)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from aeron_py.echo.server.ephemeral_ports import ephemeral_range, reserved_ports, warn_if_ephemeral
+from aeron_py.duologue.server.ephemeral_ports import ephemeral_range, reserved_ports, warn_if_ephemeral
 
 pytestmark = pytest.mark.timeout(30)
 

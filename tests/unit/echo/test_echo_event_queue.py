@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from aeron_py.echo.server.event_queue import EventQueue
+from aeron_py.duologue.server.event_queue import EventQueue
 from aeron_py.telemetry import EventWriter
 from aeron_py.telemetry.reader import read_events
 

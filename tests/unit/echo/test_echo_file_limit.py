@@ -12,7 +12,7 @@ pytestmark = pytest.mark.timeout(60)
 _CHILD = r"""
 import logging, resource, sys
 logging.basicConfig(level=logging.WARNING, stream=sys.stdout, format="%(message)s")
-from aeron_py.echo.server.file_limit import ensure_file_limit
+from aeron_py.duologue.server.file_limit import ensure_file_limit
 soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 resource.setrlimit(resource.RLIMIT_NOFILE, (min(256, hard), hard))
 got = ensure_file_limit(min(300, hard))

@@ -1,4 +1,4 @@
-"""Echo secure mode's key files (aeron_py.echo.keys): the server key and the known servers file."""
+"""Echo secure mode's key files (aeron_py.duologue.keys): the server key and the known servers file."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from aeron_py import crypto
-from aeron_py.echo.core.noise import x25519_public_key
-from aeron_py.echo.core.secure_hello import b64url_encode
-from aeron_py.echo.keys import (
+from aeron_py.duologue.core.noise import x25519_public_key
+from aeron_py.duologue.core.secure_hello import b64url_encode
+from aeron_py.duologue.keys import (
     DEFAULT_KNOWN_SERVERS,
     KnownServer,
     KnownServerMismatch,
@@ -172,7 +172,7 @@ def test_remember_keeps_comments_and_leaves_no_temporary_file(tmp_path: Path) ->
 
 def test_a_server_key_starting_with_a_dash_reaches_argparse_as_a_value() -> None:
     from aeron_py.echo.client.cli import parser
-    from aeron_py.echo.keys import key_option_argv
+    from aeron_py.duologue.keys import key_option_argv
 
     argv = ["127.0.0.1", "9000", "9001", "--secure", "--server-key", "-AbC_de", "--count", "1"]
     assert key_option_argv(argv) == ["127.0.0.1", "9000", "9001", "--secure", "--server-key=-AbC_de", "--count", "1"]

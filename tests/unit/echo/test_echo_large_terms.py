@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from aeron_py.echo.core.contract import Broadcast, CreateDuologue, RejectImage, ServerConfig
-from aeron_py.echo.core.protocol import format_hello
-from aeron_py.echo.core.server import EchoServerCore
+from aeron_py.duologue.core.contract import Broadcast, CreateDuologue, RejectImage, ServerConfig
+from aeron_py.duologue.core.protocol import format_hello
+from aeron_py.duologue.core.server import DuologueServerCore
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -24,7 +24,7 @@ class Core:
 
     def __init__(self, **overrides: Any) -> None:
         config = ServerConfig(**{"max_clients": 8, "clients_base_port": 9100, "max_per_ip": 8, **overrides})
-        self.core = EchoServerCore(config, rng=random.Random(3))
+        self.core = DuologueServerCore(config, rng=random.Random(3))
         self.next_image = 1
 
     def initial(self, ip: str, term: int, sid: int = 77) -> tuple[int, list[Any]]:

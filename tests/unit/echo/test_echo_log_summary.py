@@ -5,7 +5,7 @@ import logging
 
 import pytest
 
-from aeron_py.echo.core.log_summary import LogSummary
+from aeron_py.duologue.core.log_summary import LogSummary
 
 pytestmark = pytest.mark.timeout(30)
 

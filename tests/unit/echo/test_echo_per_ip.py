@@ -1,11 +1,11 @@
-"""Tests for aeron_py.echo.core.per_ip (docs/spec/echo2.md §3 "Per-IP counter", §4 decision 9)."""
+"""Tests for aeron_py.duologue.core.per_ip (docs/spec/echo2.md §3 "Per-IP counter", §4 decision 9)."""
 
 from __future__ import annotations
 
 import pytest
 
 from aeron_py.addresses import canonical_ip, client_key
-from aeron_py.echo.core.per_ip import PerIpCounter
+from aeron_py.duologue.core.per_ip import PerIpCounter
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -1,4 +1,4 @@
-"""Tests for aeron_py.echo.core.ports.PortAllocator (docs/spec/echo2.md §3 "Port allocator")."""
+"""Tests for aeron_py.duologue.core.ports.PortAllocator (docs/spec/echo2.md §3 "Port allocator")."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from aeron_py.echo.core.ports import AllocationError, PortAllocator
+from aeron_py.duologue.core.ports import AllocationError, PortAllocator
 
 pytestmark = pytest.mark.timeout(30)
 

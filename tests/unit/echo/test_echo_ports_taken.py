@@ -1,4 +1,4 @@
-"""EchoServerCore.ports_taken: a duologue whose ports the driver still binds moves to two
+"""DuologueServerCore.ports_taken: a duologue whose ports the driver still binds moves to two
 other ports while its CONNECT is held back (plain mode), and only then."""
 
 from __future__ import annotations
@@ -7,16 +7,16 @@ import random
 
 import pytest
 
-from aeron_py.echo.core.contract import Broadcast, CreateDuologue, ServerConfig
-from aeron_py.echo.core.protocol import Connect, format_hello, parse_initial_reply, session_from_crypt
-from aeron_py.echo.core.server import MAX_MOVES, EchoServerCore
+from aeron_py.duologue.core.contract import Broadcast, CreateDuologue, ServerConfig
+from aeron_py.duologue.core.protocol import Connect, format_hello, parse_initial_reply, session_from_crypt
+from aeron_py.duologue.core.server import MAX_MOVES, DuologueServerCore
 
 pytestmark = pytest.mark.timeout(60)
 
 KEY = 0x5EED
 
 
-def opened(core: EchoServerCore) -> CreateDuologue:
+def opened(core: DuologueServerCore) -> CreateDuologue:
     core.initial_image_available(1, 42, "192.0.2.1:40000", 65536, 0.0)
     (created,) = [a for a in core.hello_received(1, format_hello(KEY), 0.0) if isinstance(a, CreateDuologue)]
     return created
@@ -27,7 +27,7 @@ def config(clients: int) -> ServerConfig:
 
 
 def test_a_plain_duologue_moves_to_other_ports_with_a_new_connect() -> None:
-    core = EchoServerCore(config(4), rng=random.Random(1))
+    core = DuologueServerCore(config(4), rng=random.Random(1))
     first = opened(core)
     busy = {first.data_port, first.control_port}  # the glue's fact: ports found bound
     created, connect = core.ports_taken(first.session_id, 0.1, busy)
@@ -44,20 +44,20 @@ def test_a_plain_duologue_moves_to_other_ports_with_a_new_connect() -> None:
 
 
 def test_no_move_once_joined_after_max_moves_or_for_an_unknown_duologue() -> None:
-    core = EchoServerCore(config(8), rng=random.Random(2))
+    core = DuologueServerCore(config(8), rng=random.Random(2))
     first = opened(core)
     for _ in range(MAX_MOVES):
         assert core.ports_taken(first.session_id, 0.1)
     assert core.ports_taken(first.session_id, 0.2) == []
     assert core.ports_taken(12345, 0.2) == []
-    second = EchoServerCore(config(4), rng=random.Random(3))
+    second = DuologueServerCore(config(4), rng=random.Random(3))
     d = opened(second)
     second.duologue_image_available(d.session_id, 7, "192.0.2.1:40001", 65536, 0.5)  # the client joined
     assert second.ports_taken(d.session_id, 0.6) == []
 
 
 def test_no_move_without_other_free_ports() -> None:
-    core = EchoServerCore(config(1), rng=random.Random(4))
+    core = DuologueServerCore(config(1), rng=random.Random(4))
     first = opened(core)
     busy = {first.data_port, first.control_port}
     assert core.ports_taken(first.session_id, 0.1, busy) == []  # only its own pair could come back

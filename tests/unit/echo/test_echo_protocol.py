@@ -1,4 +1,4 @@
-"""Wire-format tests for aeron_py.echo.core.protocol (docs/spec/echo2.md §1, §2)."""
+"""Wire-format tests for aeron_py.duologue.core.protocol (docs/spec/echo2.md §1, §2)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from aeron_py.echo.core.protocol import (
+from aeron_py.duologue.core.protocol import (
     ERROR_BAD_MESSAGE_DUOLOGUE,
     STREAM_ID,
     Connect,

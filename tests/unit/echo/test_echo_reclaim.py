@@ -1,7 +1,7 @@
-"""The reclaim rule (aeron_py.echo.core.reclaim): on a full server, a HELLO from a source in
+"""The reclaim rule (aeron_py.duologue.core.reclaim): on a full server, a HELLO from a source in
 good standing takes the place of the oldest duologue nobody joined for ``reclaim_after``;
 sources whose duologues are reclaimed or expire unjoined lose their standing.  And the
-flood rule (aeron_py.echo.core.hello_admission): an initial image refused
+flood rule (aeron_py.duologue.core.hello_admission): an initial image refused
 ``flood_hellos`` times gets its source penalised."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from aeron_py.echo.core.contract import (Action, BlockSource, CloseDuologue, CloseReason, CreateDuologue, Event,
+from aeron_py.duologue.core.contract import (Action, BlockSource, CloseDuologue, CloseReason, CreateDuologue, Event,
                                         RejectImage, ServerConfig)
-from aeron_py.echo.core.protocol import Rejected, format_hello, parse_initial_reply
-from aeron_py.echo.core.reclaim import MAX_SOURCES_OUT_OF_STANDING, Reclaim
-from aeron_py.echo.core.server import EchoServerCore
+from aeron_py.duologue.core.protocol import Rejected, format_hello, parse_initial_reply
+from aeron_py.duologue.core.reclaim import MAX_SOURCES_OUT_OF_STANDING, Reclaim
+from aeron_py.duologue.core.server import DuologueServerCore
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -28,7 +28,7 @@ class Clients:
 
     def __init__(self, **overrides: Any) -> None:
         settings = {"max_clients": 2, "max_per_ip": 2, "clients_base_port": BASE, **overrides}
-        self.core = EchoServerCore(ServerConfig(**settings), rng=random.Random(3))
+        self.core = DuologueServerCore(ServerConfig(**settings), rng=random.Random(3))
         self._ids = itertools.count(1)
 
     def hello(self, ip: str, now: float) -> list[Action]:

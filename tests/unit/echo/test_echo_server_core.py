@@ -1,4 +1,4 @@
-"""Tests for aeron_py.echo.core.server.EchoServerCore (docs/spec/echo2.md §3, §4)."""
+"""Tests for aeron_py.duologue.core.server.DuologueServerCore (docs/spec/echo2.md §3, §4)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aeron_py.echo.core.protocol import (
+from aeron_py.duologue.core.protocol import (
     Connect,
     CoreUsageError,
     format_hello,
     parse_initial_reply,
     session_from_crypt,
 )
-from aeron_py.echo.core.contract import (
+from aeron_py.duologue.core.contract import (
     Action,
     Broadcast,
     CloseDuologue,
@@ -28,7 +28,7 @@ from aeron_py.echo.core.contract import (
     ServerConfig,
 )
 from aeron_py.echo.core.echo_rule import answer
-from aeron_py.echo.core.server import EchoServerCore
+from aeron_py.duologue.core.server import DuologueServerCore
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -37,10 +37,10 @@ BASE = 9010
 SMALL_TERM = 65536
 
 
-def make(**overrides: Any) -> EchoServerCore:
+def make(**overrides: Any) -> DuologueServerCore:
     """A core with 4 clients on ports 9010-9017 unless overridden."""
     settings_ = {"max_clients": 4, "clients_base_port": BASE, **overrides}
-    return EchoServerCore(ServerConfig(**settings_), rng=random.Random(7))
+    return DuologueServerCore(ServerConfig(**settings_), rng=random.Random(7))
 
 
 def identity(ip: str, port: int = 40000) -> str:
@@ -58,7 +58,7 @@ def events(actions: list[Action], kind: str) -> list[Event]:
 class Harness:
     """Drives a core like the glue would and checks every event carries an ip."""
 
-    def __init__(self, core: EchoServerCore) -> None:
+    def __init__(self, core: DuologueServerCore) -> None:
         self.core = core
         self.next_image = 1
         self.all_actions: list[Action] = []
@@ -96,7 +96,7 @@ class Harness:
         return image, self.record(self.core.duologue_image_available(session, image, identity(ip), term, now))
 
 
-def assert_no_resources(core: EchoServerCore) -> None:
+def assert_no_resources(core: DuologueServerCore) -> None:
     stats = core.stats
     assert (stats.duologues, stats.ports_in_use, stats.sessions_in_use, stats.ip_keys) == (0, 0, 0, 0)
 

@@ -1,4 +1,4 @@
-"""The server glue's collaborators, wired as :class:`~aeron_py.echo.server.DuologueServer`
+"""The server glue's collaborators, wired as :class:`~aeron_py.duologue.server.DuologueServer`
 wires them but over stand-ins for Aeron (no driver): a HELLO goes one way, from the
 poll set through the core and the dispatcher to the channel adds; and the glue's
 shape (no mixins, no placeholder methods, no method called by a name looked up at run time).
@@ -13,20 +13,20 @@ from typing import Any
 
 import pytest
 
-from aeron_py.echo.core.protocol import format_hello
-from aeron_py.echo.core.contract import ServerConfig
-from aeron_py.echo.core.server import EchoServerCore
-from aeron_py.echo.server.application import ApplicationGlue
-from aeron_py.echo.server.channels import DuologueChannels
-from aeron_py.echo.server.dispatch import Dispatcher
+from aeron_py.duologue.core.protocol import format_hello
+from aeron_py.duologue.core.contract import ServerConfig
+from aeron_py.duologue.core.server import DuologueServerCore
+from aeron_py.duologue.server.application import ApplicationGlue
+from aeron_py.duologue.server.channels import DuologueChannels
+from aeron_py.duologue.server.dispatch import Dispatcher
 from aeron_py.echo.server.echo_application import EchoApplication
-from aeron_py.echo.server.image_admission import ImageAdmission, ImageEvents
-from aeron_py.echo.server.message_polling import MessagePolling
-from aeron_py.echo.server.options import ServerOptions
+from aeron_py.duologue.server.image_admission import ImageAdmission, ImageEvents
+from aeron_py.duologue.server.message_polling import MessagePolling
+from aeron_py.duologue.server.options import ServerOptions
 
 pytestmark = pytest.mark.timeout(30)
 
-SERVER = Path(__file__).resolve().parents[3] / "aeron_py" / "echo" / "server"
+SERVER = Path(__file__).resolve().parents[3] / "aeron_py" / "duologue" / "server"
 BASE = 9010
 
 
@@ -97,7 +97,7 @@ class Image:
 
 
 def test_a_hello_goes_from_the_poll_set_through_the_dispatcher_to_the_channel_adds() -> None:
-    core = EchoServerCore(ServerConfig(max_clients=4, clients_base_port=BASE), rng=random.Random(7))
+    core = DuologueServerCore(ServerConfig(max_clients=4, clients_base_port=BASE), rng=random.Random(7))
     aeron, guard, broadcast = Aeron(), Guard(), Publication()
     hello_set, poll_set, events = PollSet(), PollSet(), ImageEvents()
     channels = DuologueChannels(ServerOptions(), core, aeron, guard, poll_set, broadcast,  # type: ignore[arg-type]

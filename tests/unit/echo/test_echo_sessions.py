@@ -1,4 +1,4 @@
-"""Tests for aeron_py.echo.core.sessions.SessionAllocator (docs/spec/echo2.md §3 "Session allocator")."""
+"""Tests for aeron_py.duologue.core.sessions.SessionAllocator (docs/spec/echo2.md §3 "Session allocator")."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from aeron_py.echo.core.ports import AllocationError
-from aeron_py.echo.core.sessions import DEFAULT_SESSION_MAX, DEFAULT_SESSION_MIN, SessionAllocator
+from aeron_py.duologue.core.ports import AllocationError
+from aeron_py.duologue.core.sessions import DEFAULT_SESSION_MAX, DEFAULT_SESSION_MIN, SessionAllocator
 
 pytestmark = pytest.mark.timeout(30)
 

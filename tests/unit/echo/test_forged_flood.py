@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from aeron_py.echo.core.protocol import STREAM_ID
+from aeron_py.duologue.core.protocol import STREAM_ID
 from aeron_py.echo.load.forged import (DATA_TYPE, SETUP_LENGTH, SETUP_TYPE, ForgedHelloFlood, _ForgedSession,
                                        data_frame, setup_frame)
 

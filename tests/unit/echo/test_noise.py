@@ -1,4 +1,4 @@
-"""Noise_NK_25519_ChaChaPoly_SHA256 (aeron_py.echo.core.noise) over libsodium (aeron_py.crypto).
+"""Noise_NK_25519_ChaChaPoly_SHA256 (aeron_py.duologue.core.noise) over libsodium (aeron_py.crypto).
 
 Known answers: the published test vector for this protocol name from the cacophony
 project's ``vectors/cacophony.txt`` (the Haskell Noise implementation's vector file; the
@@ -13,7 +13,7 @@ from collections.abc import Callable
 import pytest
 
 from aeron_py import crypto
-from aeron_py.echo.core.noise import (
+from aeron_py.duologue.core.noise import (
     MAX_MESSAGE_LEN,
     PROTOCOL_NAME,
     CipherState,

@@ -1,6 +1,6 @@
 """Echo secure mode's messages and handshakes (docs/spec/echo2.md §5), without Aeron.
 
-aeron_py.echo.core.secure_hello (wire format) and .secure_handshake (the two sides), with
+aeron_py.duologue.core.secure_hello (wire format) and .secure_handshake (the two sides), with
 libsodium's primitives from aeron_py.crypto.
 """
 
@@ -11,16 +11,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from aeron_py import crypto
-from aeron_py.echo.core.noise import NkInitiator, NoiseError
-from aeron_py.echo.core.protocol import Ignored, Rejected, format_hello, parse_hello, parse_initial_reply
-from aeron_py.echo.core.secure_handshake import (
+from aeron_py.duologue.core.noise import NkInitiator, NoiseError
+from aeron_py.duologue.core.protocol import Ignored, Rejected, format_hello, parse_hello, parse_initial_reply
+from aeron_py.duologue.core.secure_handshake import (
     Refused,
     SecureClientHandshake,
     SecureConnected,
     SecureServerHandshake,
     read_server_key_reply,
 )
-from aeron_py.echo.core.secure_hello import (
+from aeron_py.duologue.core.secure_hello import (
     MAX_SECURE_MESSAGE,
     PROLOGUE,
     BadHello,

@@ -1,4 +1,4 @@
-"""EchoServerCore in secure mode (docs/spec/echo2.md §5), driven with the real client objects.
+"""DuologueServerCore in secure mode (docs/spec/echo2.md §5), driven with the real client objects.
 
 The sans-I/O server core with ``ServerConfig(secure=ServerSecrets(...))`` talks to
 ``EchoClientCore(secure=SecureClientHello(...))`` through real libsodium primitives
@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from aeron_py import crypto
-from aeron_py.echo.core.client import ClientState, EchoClientCore, Failed, OpenDuologue
-from aeron_py.echo.core.contract import (
+from aeron_py.duologue.core.client import ClientState, EchoClientCore, Failed, OpenDuologue
+from aeron_py.duologue.core.contract import (
     Action,
     Broadcast,
     CloseDuologue,
@@ -25,11 +25,11 @@ from aeron_py.echo.core.contract import (
     Event,
     ServerConfig,
 )
-from aeron_py.echo.core.protocol import format_hello
-from aeron_py.echo.core.secure_client import SecureClientHello, ServerKeyOffered
-from aeron_py.echo.core.secure_handshake import ServerSecrets
-from aeron_py.echo.core.secure_hello import b64url_encode
-from aeron_py.echo.core.server import EchoServerCore
+from aeron_py.duologue.core.protocol import format_hello
+from aeron_py.duologue.core.secure_client import SecureClientHello, ServerKeyOffered
+from aeron_py.duologue.core.secure_handshake import ServerSecrets
+from aeron_py.duologue.core.secure_hello import b64url_encode
+from aeron_py.duologue.core.server import DuologueServerCore
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -44,10 +44,10 @@ def server_keys() -> tuple[bytes, bytes]:
     return crypto.x25519_keypair()
 
 
-def make_server(server_keys: tuple[bytes, bytes], **overrides: Any) -> EchoServerCore:
+def make_server(server_keys: tuple[bytes, bytes], **overrides: Any) -> DuologueServerCore:
     settings = {"max_clients": 4, "clients_base_port": 9010,
                 "secure": ServerSecrets(server_keys, crypto), **overrides}
-    return EchoServerCore(ServerConfig(**settings), rng=random.Random(7))
+    return DuologueServerCore(ServerConfig(**settings), rng=random.Random(7))
 
 
 def make_client(server_public: bytes | None, sid: int = SID) -> EchoClientCore:
@@ -70,7 +70,7 @@ def only_broadcast(actions: list[Action]) -> Broadcast:
 class Wire:
     """Plays the glue: one initial image per client, HELLOs into the server core."""
 
-    def __init__(self, server: EchoServerCore) -> None:
+    def __init__(self, server: DuologueServerCore) -> None:
         self.server = server
         self.next_image = 1
 
@@ -291,7 +291,7 @@ def test_duologue_info_marks_secure_duologues(server_keys: tuple[bytes, bytes]) 
     assert len(infos) == 1 and infos[0].secure is True and infos[0].session_id == create.session_id
     assert server.duologue_info(create.session_id) == infos[0]
 
-    plain = EchoServerCore(ServerConfig(max_clients=4, clients_base_port=9010), rng=random.Random(7))
+    plain = DuologueServerCore(ServerConfig(max_clients=4, clients_base_port=9010), rng=random.Random(7))
     plain_create = of(Wire(plain).hello(format_hello(0x611786D9)), CreateDuologue)[0]
     assert plain_create.keys is None and plain_create.client_session == plain_create.session_id
     assert [info.secure for info in plain.duologue_infos()] == [False]

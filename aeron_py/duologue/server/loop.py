@@ -1,4 +1,4 @@
-"""Echo 2.0 server glue: moves bytes between Aeron and :class:`~aeron_py.echo.core.server.EchoServerCore`.
+"""Echo 2.0 server glue: moves bytes between Aeron and :class:`~aeron_py.duologue.core.server.DuologueServerCore`.
 
 One thread owns everything: the Aeron client runs with the conductor agent invoker,
 so image callbacks fire inside :meth:`DuologueServer.run`'s own loop, where they only
@@ -79,7 +79,7 @@ from .endpoint_guard import EndpointGuard
 from .image_admission import ImageAdmission, ImageEvents
 from .message_polling import MessagePolling
 from ..core.contract import DuologueInfo, ServerConfig, ServerStats
-from ..core.server import EchoServerCore
+from ..core.server import DuologueServerCore
 from .lifecycle import DriverLostError, ServerLifecycle, glue_counters
 from .options import DEFAULT_TERM_LENGTH, ServerOptions
 from .telemetry import SNAPSHOT_COUNTERS, ServerTelemetry
@@ -87,7 +87,7 @@ from .telemetry import SNAPSHOT_COUNTERS, ServerTelemetry
 __all__ = ["DEFAULT_TERM_LENGTH", "SNAPSHOT_COUNTERS", "DriverLostError", "DuologueServer", "ServerOptions",
            "aeron_cause"]
 
-logger = logging.getLogger("aeron_py.echo.server")
+logger = logging.getLogger("aeron_py.duologue.server")
 
 _TICK_INTERVAL = 0.1
 _END_OF_STREAM_INTERVAL = 0.05  # how often cleanly closed client images are looked for
@@ -128,7 +128,7 @@ class DuologueServer:
         if self.options.blocklist is not None:
             self._watch = BlocklistWatch(self.options.blocklist)  # bad file: fail at once
         self.config = config
-        self._core = EchoServerCore(config)
+        self._core = DuologueServerCore(config)
         self._stop = threading.Event()
         self._ready = threading.Event()
         self._reload = False

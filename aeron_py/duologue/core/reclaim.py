@@ -37,7 +37,7 @@ from .records import DuologueRecord
 
 __all__ = ["MAX_SOURCES_OUT_OF_STANDING", "Reclaim"]
 
-logger = logging.getLogger("aeron_py.echo.core.server")
+logger = logging.getLogger("aeron_py.duologue.core.server")
 
 #: Most sources remembered as out of good standing at once.
 MAX_SOURCES_OUT_OF_STANDING = 65_536

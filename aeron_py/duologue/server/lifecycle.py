@@ -42,12 +42,12 @@ if TYPE_CHECKING:
     from ...subscription import Subscription
     from ..core.log_summary import LogSummary
     from ..core.contract import ServerConfig
-    from ..core.server import EchoServerCore
+    from ..core.server import DuologueServerCore
     from .options import ServerOptions
 
 __all__ = ["DriverLostError", "ServerLifecycle", "glue_counters"]
 
-logger = logging.getLogger("aeron_py.echo.server")
+logger = logging.getLogger("aeron_py.duologue.server")
 
 _TIMER_INTERVAL_NS = 100_000_000  # driver timer: how soon lingering resources are freed
 _KEYS_RELEASE_EXTRA = 2.0  # s after a closed duologue's linger until its keys go (image drain: ~1.3 s)
@@ -213,7 +213,7 @@ class ServerLifecycle:
                         time.monotonic() - closed_client)
 
 
-def glue_counters(core: EchoServerCore, channels: DuologueChannels, guard: EndpointGuard,
+def glue_counters(core: DuologueServerCore, channels: DuologueChannels, guard: EndpointGuard,
                   secure: SecureTransport | None = None) -> dict[str, int]:
     """The glue's cumulative drop counters (``extra_counters`` of the ``driver_snapshot``),
     and in secure mode the secure transport's (``secure dropped_bad_tag``, ...)."""

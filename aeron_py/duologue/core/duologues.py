@@ -23,7 +23,7 @@ from .sessions import SessionAllocator
 
 __all__ = ["DuologueTable", "OutOfResources"]
 
-logger = logging.getLogger("aeron_py.echo.core.server")
+logger = logging.getLogger("aeron_py.duologue.core.server")
 
 
 class OutOfResources(Exception):

@@ -38,12 +38,12 @@ if TYPE_CHECKING:
     from .endpoint_guard import EndpointGuard
     from .options import ServerOptions
     from ..core.contract import Action, Broadcast, CreateDuologue, SendDuologue
-    from ..core.server import EchoServerCore
+    from ..core.server import DuologueServerCore
 
 __all__ = ["Duologue", "DuologueChannels", "OnImage"]
 
-logger = logging.getLogger("aeron_py.echo.server")
-_loop_logger = logging.getLogger("aeron_py.echo.server.loop")  # the name its lines have always had
+logger = logging.getLogger("aeron_py.duologue.server")
+_loop_logger = logging.getLogger("aeron_py.duologue.server.loop")  # the name its lines have always had
 
 #: ``on_image(key, up)``: the conductor callback for images coming (``up``) or going on subscription ``key``.
 OnImage = Callable[[int | None, bool], Callable[["Image"], None]]
@@ -75,7 +75,7 @@ class Duologue:
 class DuologueChannels:
     """The duologues' channels, outboxes and ports: live, pending, orphaned and closing."""
 
-    def __init__(self, options: ServerOptions, core: EchoServerCore, aeron: Aeron, guard: EndpointGuard,
+    def __init__(self, options: ServerOptions, core: DuologueServerCore, aeron: Aeron, guard: EndpointGuard,
                  poll_set: PollSet[int], broadcast: Publication, on_image: OnImage,
                  keyring: DuologueKeyring | None = None) -> None:
         self._options = options

@@ -38,7 +38,7 @@ from .secure_hello import (
 __all__ = ["Answer", "Refused", "SecureClientHandshake", "SecureConnected", "SecureServerHandshake",
            "ServerSecrets", "explain_refusal", "read_server_key_reply"]
 
-logger = logging.getLogger("aeron_py.echo.core.secure_handshake")
+logger = logging.getLogger("aeron_py.duologue.core.secure_handshake")
 
 
 @dataclass(frozen=True)

@@ -160,8 +160,8 @@ class SendDuologue:
 @dataclass(frozen=True)
 class Deliver:
     """Hand ``data``, a message from duologue ``session_id``'s client, to the application;
-    its answers come back as :meth:`~.server.EchoServerCore.reply`,
-    :meth:`~.server.EchoServerCore.bad_message` and :meth:`~.server.EchoServerCore.close`."""
+    its answers come back as :meth:`~.server.DuologueServerCore.reply`,
+    :meth:`~.server.DuologueServerCore.bad_message` and :meth:`~.server.DuologueServerCore.close`."""
 
     session_id: int
     data: bytes

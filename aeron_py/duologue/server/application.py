@@ -10,7 +10,8 @@ before the next message. When a duologue closes, for any reason, the application
 ``closed(duologue, reason)`` is called (if it has one) and the handle is dead.
 
 Handles are for the application's callbacks, on the server's thread: a call outside
-one raises :class:`RuntimeError`, a call on a closed duologue :class:`DuologueClosedError`.
+one raises :class:`RuntimeError`, a call on a closed duologue
+:class:`~aeron_py.duologue.errors.DuologueClosed`.
 An exception escaping ``received`` closes that duologue (``application``) and is logged;
 the server goes on serving.
 """
@@ -20,19 +21,16 @@ import logging
 from typing import TYPE_CHECKING, Protocol
 
 from ..core.contract import CloseDuologue
+from ..errors import DuologueClosed
 from .steps import Steps
 
 if TYPE_CHECKING:
     from ..core.contract import Action, CloseReason, Deliver, DuologueInfo
-    from ..core.server import EchoServerCore
+    from ..core.server import DuologueServerCore
 
-__all__ = ["Application", "ApplicationGlue", "Duologue", "DuologueClosedError"]
+__all__ = ["Application", "ApplicationGlue", "Duologue"]
 
 logger = logging.getLogger(__name__)
-
-
-class DuologueClosedError(RuntimeError):
-    """The duologue is closed: nothing can be sent on it any more."""
 
 
 class Application(Protocol):
@@ -90,7 +88,7 @@ class Duologue:
 class ApplicationGlue:
     """Delivers the core's messages to the application, and the application's answers to the core."""
 
-    def __init__(self, core: EchoServerCore, application: Application) -> None:
+    def __init__(self, core: DuologueServerCore, application: Application) -> None:
         self._core = core
         self._application = application
         self._on_closed = getattr(application, "closed", None)
@@ -135,7 +133,7 @@ class ApplicationGlue:
         if self._answers is None:
             raise RuntimeError("a Duologue is used inside the application's callbacks (the server's thread)")
         if handle._closed:
-            raise DuologueClosedError(f"duologue {handle.session_id} is closed")
+            raise DuologueClosed(f"duologue {handle.session_id} is closed here")
         actions = call(self._core, self._now)
         if any(isinstance(a, CloseDuologue) and a.session_id == handle.session_id for a in actions):
             handle._closed = True  # closed in the core now; the application hears of it once executed
@@ -146,4 +144,4 @@ class ApplicationGlue:
 
 
 class _CoreCall(Protocol):
-    def __call__(self, core: EchoServerCore, now: float) -> list[Action]: ...
+    def __call__(self, core: DuologueServerCore, now: float) -> list[Action]: ...

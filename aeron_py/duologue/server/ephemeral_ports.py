@@ -15,7 +15,7 @@ from pathlib import Path
 
 __all__ = ["ephemeral_range", "reserved_ports", "warn_if_ephemeral"]
 
-logger = logging.getLogger("aeron_py.echo.server")
+logger = logging.getLogger("aeron_py.duologue.server")
 
 PORT_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
 RESERVED = Path("/proc/sys/net/ipv4/ip_local_reserved_ports")

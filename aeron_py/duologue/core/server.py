@@ -1,17 +1,17 @@
 """Sans-I/O Echo 2.0 server (docs/spec/echo2.md §3 rules, §4 decisions).
 
-:class:`EchoServerCore` never touches Aeron, sockets, threads or clocks.  The glue
+:class:`DuologueServerCore` never touches Aeron, sockets, threads or clocks.  The glue
 feeds it events (image up/down, message received, send failed, clock tick) together
 with ``now`` (monotonic seconds) and executes the returned actions **in order**:
 
 * :class:`CreateDuologue` - create the duologue publication + subscription.  If that
-  fails, call :meth:`EchoServerCore.create_failed` and skip every later
+  fails, call :meth:`DuologueServerCore.create_failed` and skip every later
   :class:`Broadcast` whose ``duologue_session`` is that session.  If a port is still
-  bound in the driver, :meth:`EchoServerCore.ports_taken` may move the duologue: forget
+  bound in the driver, :meth:`DuologueServerCore.ports_taken` may move the duologue: forget
   its held CONNECT and execute the new ``CreateDuologue`` and CONNECT instead.
 * :class:`Broadcast` - offer bytes on the all-clients publication.
 * :class:`SendDuologue` - offer bytes on a duologue publication; if it cannot be sent
-  within the glue's deadline, call :meth:`EchoServerCore.send_failed`.
+  within the glue's deadline, call :meth:`DuologueServerCore.send_failed`.
 * :class:`CloseDuologue` - (after flushing earlier sends) close that duologue's
   publication + subscription.  Must tolerate a partially created duologue.
 * :class:`RejectImage` - reject the image where the driver supports it.
@@ -34,7 +34,7 @@ Where the rules live: HELLO admission (the all-clients channel) in
 :mod:`.hello_admission`, the duologues and their resources in :mod:`.duologues`, the
 records in :mod:`.records`, the types the glue sees in :mod:`.contract`; this module
 holds the duologues' rules, time and shutdown, and composes the two.
-Work is proportional to activity: :meth:`EchoServerCore.tick` visits only the
+Work is proportional to activity: :meth:`DuologueServerCore.tick` visits only the
 duologues whose deadline (:mod:`.deadlines`) is due.
 """
 
@@ -78,7 +78,7 @@ from .contract import (
     ServerStats,
 )
 __all__ = ["DEFAULT_MAX_IMAGE_TERM_LENGTH", "DEFAULT_REFUSAL_INTERVAL", "Action", "Broadcast", "CloseDuologue",
-           "CloseReason", "CreateDuologue", "Deliver", "DuologueInfo", "EchoServerCore", "Event", "RejectImage", "SendDuologue",
+           "CloseReason", "CreateDuologue", "Deliver", "DuologueInfo", "DuologueServerCore", "Event", "RejectImage", "SendDuologue",
            "ServerConfig", "ServerStats"]
 
 logger = logging.getLogger(__name__)
@@ -89,7 +89,7 @@ MAX_MOVES = 8
 # -------------------------------------------------------------------- core
 
 
-class EchoServerCore:
+class DuologueServerCore:
     """The Echo 2.0 server state machine; every method returns a list of actions.
 
     Composed of a :class:`~.duologues.DuologueTable` (the duologues and what they hold)

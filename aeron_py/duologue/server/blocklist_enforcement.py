@@ -18,19 +18,19 @@ from ..core.contract import CloseDuologue
 if TYPE_CHECKING:
     from .blocklist_watch import BlocklistChange, BlocklistWatch
     from .endpoint_guard import EndpointGuard
-    from ..core.server import EchoServerCore
+    from ..core.server import DuologueServerCore
     from .options import ServerOptions
     from .telemetry import ServerTelemetry
 
 __all__ = ["BlocklistEnforcement"]
 
-logger = logging.getLogger("aeron_py.echo.server")
+logger = logging.getLogger("aeron_py.duologue.server")
 
 
 class BlocklistEnforcement:
     """Puts each new version of the blocklist file in force (no-op without a file)."""
 
-    def __init__(self, watch: BlocklistWatch | None, options: ServerOptions, core: EchoServerCore,
+    def __init__(self, watch: BlocklistWatch | None, options: ServerOptions, core: DuologueServerCore,
                  guard: EndpointGuard, telemetry: ServerTelemetry | None) -> None:
         self._watch = watch
         self._options = options

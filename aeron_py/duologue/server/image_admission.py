@@ -34,11 +34,11 @@ if TYPE_CHECKING:
     from ...poll_set import PollSet
     from ...subscription import Image, Subscription
     from ..core.contract import Action, RejectImage
-    from ..core.server import EchoServerCore
+    from ..core.server import DuologueServerCore
 
 __all__ = ["ImageAdmission", "ImageEvent", "ImageEvents"]
 
-logger = logging.getLogger("aeron_py.echo.server")
+logger = logging.getLogger("aeron_py.duologue.server")
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ class ImageEvents:
 class ImageAdmission:
     """The announced images (an :class:`~.images.ImageBook`) and the events that change them."""
 
-    def __init__(self, core: EchoServerCore, events: ImageEvents, all_clients: Subscription,
+    def __init__(self, core: DuologueServerCore, events: ImageEvents, all_clients: Subscription,
                  poll_set: PollSet[int], channels: DuologueChannels) -> None:
         self._core = core
         self._events = events

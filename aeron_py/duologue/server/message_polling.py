@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ...poll_set import PollSet
     from .blocklist_watch import BlocklistWatch
     from ..core.contract import Action
-    from ..core.server import EchoServerCore
+    from ..core.server import DuologueServerCore
 
 __all__ = ["MessagePolling", "POLL_LIMIT", "POLL_LIMIT_ALL_CLIENTS"]
 
@@ -36,7 +36,7 @@ POLL_LIMIT_ALL_CLIENTS = 64
 class MessagePolling:
     """Reads the two :class:`~aeron_py.PollSet` s and hands each message to the core."""
 
-    def __init__(self, core: EchoServerCore, admission: ImageAdmission, channels: DuologueChannels,
+    def __init__(self, core: DuologueServerCore, admission: ImageAdmission, channels: DuologueChannels,
                  hello_set: PollSet[None], poll_set: PollSet[int], watch: BlocklistWatch | None = None) -> None:
         self._core = core
         self._admission = admission

@@ -1,7 +1,7 @@
 """Echo secure mode on the client's side: which server key, and the duologue's keys in the driver.
 
 :class:`ClientSecurity` says how a client knows its server (docs/spec/echo2.md §5):
-a pinned public key, else the one a :class:`~aeron_py.echo.keys.KnownServers` file
+a pinned public key, else the one a :class:`~aeron_py.duologue.keys.KnownServers` file
 recorded, else trust on first use (the key the server sends is recorded there).
 :class:`ClientKeys` installs a secure duologue's two keys in the client's driver
 before its channels are made, and removes them when the client closes.
@@ -12,18 +12,18 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ... import crypto
-from ...secure import Role
-from ..core.client import Failed
-from ..core.protocol import STREAM_ID
-from ..core.secure_client import SecureClientHello
-from ..core.secure_hello import SecureReason
-from ..keys import KnownServerMismatch, KnownServers
+from .. import crypto
+from ..secure import Role
+from .core.client import Failed
+from .core.protocol import STREAM_ID
+from .core.secure_client import SecureClientHello
+from .core.secure_hello import SecureReason
+from .keys import KnownServerMismatch, KnownServers
 
 if TYPE_CHECKING:
-    from ...driver import MediaDriver
-    from ...secure import SecureTransport
-    from ..core.secure_hello import DuologueKeys
+    from ..driver import MediaDriver
+    from ..secure import SecureTransport
+    from .core.secure_hello import DuologueKeys
 
 __all__ = ["SHARED_KEY_HOLD", "ClientKeys", "ClientSecurity", "ServerKeyRefused", "wrong_server_key"]
 

@@ -1,6 +1,6 @@
 """The server's ``--blocklist`` file, watched for new versions.
 
-:class:`BlocklistWatch` holds the :class:`~aeron_py.echo.blocklist.Blocklist` in force and
+:class:`BlocklistWatch` holds the :class:`~aeron_py.duologue.blocklist.Blocklist` in force and
 notices a new version of its file by itself: :meth:`BlocklistWatch.poll` (called every
 loop tick) costs one ``stat`` and compares the file's *signature* (inode, size,
 ``mtime_ns``, ``ctime_ns``) with the last one it looked at.  An atomic replacement
@@ -29,7 +29,7 @@ from ..blocklist import Blocklist, BlocklistError
 
 __all__ = ["BlocklistChange", "BlocklistWatch", "Signature"]
 
-logger = logging.getLogger("aeron_py.echo.server")
+logger = logging.getLogger("aeron_py.duologue.server")
 
 #: (inode, size, mtime_ns, ctime_ns) of the file, or None when it cannot be stat'ed.
 Signature = tuple[int, int, int, int] | None
@@ -68,7 +68,7 @@ class BlocklistWatch:
     """The blocklist in force and its file; :meth:`poll` each tick, :meth:`reload` on request.
 
     The constructor reads the file (a bad file fails at once: ``OSError`` or
-    :class:`~aeron_py.echo.blocklist.BlocklistError`).  Not thread-safe: the server loop
+    :class:`~aeron_py.duologue.blocklist.BlocklistError`).  Not thread-safe: the server loop
     owns it.
     """
 

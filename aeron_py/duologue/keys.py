@@ -39,13 +39,13 @@ from .core.secure_hello import b64url_decode, b64url_encode
 __all__ = ["DEFAULT_KNOWN_SERVERS", "KnownServer", "KnownServerMismatch", "KnownServers", "ServerKeyPair",
            "generate_server_key", "key_option_argv", "load_server_key", "server_address", "server_secrets"]
 
-logger = logging.getLogger("aeron_py.echo.keys")
+logger = logging.getLogger("aeron_py.duologue.keys")
 
 DEFAULT_KNOWN_SERVERS = Path("~/.config/aeron_py/known_echo_servers")
 _MAX_KEY_FILE = 4096  # bytes: a key file is about 110
 _MAX_KNOWN_SERVERS_FILE = 16 * 1024 * 1024
 _REGENERATE = ("or generate a new key with `python -m aeron_py.echo_server --generate-key PATH --force` "
-               "(aeron_py.echo.keys.generate_server_key(path, force=True))")
+               "(aeron_py.duologue.keys.generate_server_key(path, force=True))")
 
 
 @dataclass

@@ -18,7 +18,7 @@ are refused (``too many connections for IP address``) and the driver drops every
 it sends (:class:`~.contract.BlockSource`).  Its images then go away with their
 liveness, which frees their places in the driver's image caps for other sources.
 
-One collaborator of :class:`~.server.EchoServerCore`: it owns the initial images and
+One collaborator of :class:`~.server.DuologueServerCore`: it owns the initial images and
 the HELLO and refusal counters; the duologues it opens belong to the table.
 """
 
@@ -42,7 +42,7 @@ from .secure_hello import DuologueKeys, SecureConnectPayload, SecureReason, form
 
 __all__ = ["HelloAdmission"]
 
-logger = logging.getLogger("aeron_py.echo.core.server")
+logger = logging.getLogger("aeron_py.duologue.core.server")
 
 #: Most sources penalised for flooding at once (the oldest penalty makes way).
 MAX_PENALISED = 65_536

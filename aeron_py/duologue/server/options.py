@@ -26,7 +26,7 @@ class ServerOptions:
     is gone (or cut off) is silent for seconds; a departed image is released about
     twice this after its last datagram (liveness, then linger), which is how long a
     flood's images outlive it.  ``blocklist``: file of
-    :class:`~aeron_py.echo.blocklist.Blocklist` entries, watched for new versions;
+    :class:`~aeron_py.duologue.blocklist.Blocklist` entries, watched for new versions;
     ``close_blocked``: close the duologues of owners a new version blocks (else they
     live on; new HELLOs are refused either way).  ``events``: telemetry directory;
     ``snapshot_interval``: seconds between ``driver_snapshot`` events.
