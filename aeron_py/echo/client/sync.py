@@ -33,26 +33,22 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
 
-from ...channel import ChannelUri
 from ...client import Aeron
-from ...driver import MediaDriver
+from ...duologue.client_channels import DEFAULT_TERM_LENGTH, source_ip
+from ...duologue.client_security import ClientSecurity
+from ...duologue.core.client import EchoClientCore, Failed, random_payload
+from ...duologue.core.protocol import Echoed
+from ...duologue.handshake import ClientChannels, ClientHandshake, HandshakePhase
 from ...errors import AeronError, OfferError, error_summary
 from ...idle import BackoffIdleStrategy
 from ...publication import ExclusivePublication
 from ...subscription import Subscription
 from ...validation import require_int
-from ..core.client import EchoClientCore, Failed, OpenDuologue, random_payload
-from ..core.protocol import STREAM_ID, Echoed
-from ..core.secure_client import ServerKeyOffered
-from .common import DEFAULT_TERM_LENGTH, EchoResult, check_pacing, publication_channel, source_ip
-from .security import SHARED_KEY_HOLD, ClientKeys, ClientSecurity, ServerKeyRefused, wrong_server_key
+from .common import EchoResult, check_pacing
 
 logger = logging.getLogger(__name__)
 
-_LINGER_NS = 100_000_000
-_CLOSE_LINGER = 0.15  # s the embedded driver stays up after close, to send end-of-stream
 #: Seconds between connection checks of a client with nothing to send or await.
 HOLD_CHECK_INTERVAL = 1.0
 
@@ -64,6 +60,11 @@ class Phase(Enum):
     DUOLOGUE = "duologue"
     ECHO = "echo"
     DONE = "done"
+
+
+_HANDSHAKE_PHASES = {HandshakePhase.JOIN: Phase.JOIN, HandshakePhase.HELLO: Phase.HELLO,
+                     HandshakePhase.DUOLOGUE: Phase.DUOLOGUE, HandshakePhase.DONE: Phase.ECHO,
+                     HandshakePhase.FAILED: Phase.DONE}
 
 
 def _payload(message: bytes | str | None) -> bytes | None:
@@ -103,21 +104,14 @@ class EchoClient:
         self._security = secure
         self._core = EchoClientCore(timeout=timeout, rng=rng,
                                     secure=None if secure is None else secure.hello(address, port))
-        self._keys: ClientKeys | None = None  # secure mode: the duologue's keys in the driver
         self._auth_failed = False
-        self._shared = aeron
-        self._dir = dir
-        self._driver: MediaDriver | None = None
-        self._aeron: Aeron | None = aeron
-        self._owned: list[ExclusivePublication | Subscription] = []  # publications/subscriptions to close
-        self._initial_pub: ExclusivePublication | None = None
-        self._initial_sub: Subscription | None = None
+        self._channels = ClientChannels(address, port, control_port, interface=interface, term_length=term_length,
+                                        aeron=aeron, dir=dir, security=secure, invoker=True)
+        self._shake = ClientHandshake(self._channels, self._core, timeout=timeout, hello_interval=hello_interval,
+                                      security=secure)
         self._pub: ExclusivePublication | None = None
         self._sub: Subscription | None = None
-        self.phase = Phase.JOIN
-        self._phase_deadline = 0.0
-        self._next_hello = 0.0
-        self._first_hello: float | None = None
+        self._echo_phase: Phase | None = None  # ECHO or DONE once the handshake is over
         self._handshake: float | None = None
         self._echoing = _Echoing()
         self._result: EchoResult | None = None
@@ -139,6 +133,13 @@ class EchoClient:
         e = self._echoing
         return (self._result is None and self.phase is Phase.ECHO and self.hold and e.sent >= self.count
                 and not e.sent_at and e.unsent is None)
+
+    @property
+    def phase(self) -> Phase:
+        """Where the client is: the handshake's phase, then ``echo`` and ``done``."""
+        if self._echo_phase is not None:
+            return self._echo_phase
+        return _HANDSHAKE_PHASES[self._shake.phase]
 
     @property
     def handshake(self) -> float | None:
@@ -195,43 +196,14 @@ class EchoClient:
 
     def open(self, now: float | None = None) -> "EchoClient":
         """Start the driver (if embedded) and the initial channels."""
-        now = time.monotonic() if now is None else now
-        if self._aeron is None:
-            cleanup: dict[str, Any] = {} if self._dir is None else {"dir_delete_on_start": True, "dir_delete_on_shutdown": True}
-            self._driver = MediaDriver(self._dir, publication_linger_timeout_ns=_LINGER_NS,
-                                       secure_transport=self._security is not None, **cleanup)
-            self._aeron = Aeron(driver=self._driver, use_conductor_agent_invoker=True, client_name="echo-client")
-        if self._security is not None:
-            self._keys = ClientKeys(self._security.transport_of(self._driver))
-        self._initial_pub = self._publication(self.port, None)
-        self._initial_sub = self._subscription(self.control_port, None)
-        self._core.set_initial_session(self._initial_pub.session_id)
-        self._phase_deadline = now + self.timeout
+        self._channels.open()
+        self._shake.start(now)
         return self
 
     def close(self) -> None:
         """Close channels, then the embedded client and driver (a secure duologue's keys
         once its last datagrams are out).  Idempotent."""
-        owned, self._owned = self._owned, []
-        for resource in reversed(owned):
-            resource.close()
-        if self._shared is None and self._aeron is not None:
-            if owned and not self._aeron.is_closed:
-                self._linger()
-            self._aeron.close()
-        if self._keys is not None:  # a shared driver still sends the closed channels' last datagrams
-            self._keys.remove(delay=SHARED_KEY_HOLD if self._shared is not None else 0.0)
-        if self._driver is not None:
-            self._driver.close()
-
-    def _linger(self) -> None:
-        """Keep the embedded driver up briefly so closed publications send end-of-stream
-        (the server then frees the duologue at once instead of after image liveness)."""
-        assert self._aeron is not None
-        deadline = time.monotonic() + _CLOSE_LINGER
-        while time.monotonic() < deadline:
-            self._aeron.do_work()
-            time.sleep(0.005)
+        self._channels.close()
 
     def __enter__(self) -> "EchoClient":
         return self.open()
@@ -252,26 +224,6 @@ class EchoClient:
         assert self._result is not None
         return self._result
 
-    # ---- channels
-
-    def _publication(self, port: int, session_id: int | None) -> ExclusivePublication:
-        assert self._aeron is not None
-        uri, destination = publication_channel(self.address, port, session_id=session_id,
-                                               interface=self.interface, term_length=self.term_length)
-        pub = self._aeron.add_exclusive_publication(uri, STREAM_ID)
-        self._owned.append(pub)
-        if destination is not None:
-            pub.add_destination(destination)
-        return pub
-
-    def _subscription(self, control_port: int, session_id: int | None) -> Subscription:
-        assert self._aeron is not None
-        sub = self._aeron.add_subscription(ChannelUri.udp(
-            control=(self.address, control_port), control_mode="dynamic", reliable=True,
-            session_id=session_id), STREAM_ID)
-        self._owned.append(sub)
-        return sub
-
     # ---- stepping
 
     def step(self, now: float | None = None) -> int:
@@ -279,102 +231,42 @@ class EchoClient:
         if self._result is not None:
             return 0
         now = time.monotonic() if now is None else now
-        work = self._aeron.do_work() if self._shared is None and self._aeron is not None else 0
+        work = self._channels.work()
         try:
-            if self.phase is Phase.JOIN:
-                work += self._step_join(now)
-            if self.phase is Phase.HELLO:
-                work += self._step_hello(now)
-            if self.phase is Phase.DUOLOGUE:
-                work += self._step_duologue(now)
-            if self.phase is Phase.ECHO:
+            if self._echo_phase is None:
+                work += self._step_handshake(now)
+            if self._echo_phase is Phase.ECHO:
                 work += self._step_echo(now)
         except (AeronError, OfferError) as exc:
             self._finish(self._fail(f"Aeron error: {error_summary(exc)}"))
             return work + 1
         if self._result is None:
             failure = self._core.tick(now)
-            if failure is None and self.phase in (Phase.JOIN, Phase.DUOLOGUE) and now >= self._phase_deadline:
-                failure = self._fail(self._not_connected())
             if failure is not None:
                 self._finish(failure)
         return work
 
-    def _not_connected(self) -> str:
-        if self.phase is Phase.JOIN:
-            return (f"no server answering at {self.address} port {self.port} control {self.control_port}: "
-                    f"channels not connected within {self.timeout:g} s")
-        d = self._core.duologue
-        return f"duologue {d.session_id if d else '?'} not connected within {self.timeout:g} s"
-
-    def _fail(self, reason: str) -> Failed:
-        return self._core.fail(reason)
-
-    def _step_join(self, now: float) -> int:
-        assert self._initial_pub is not None and self._initial_sub is not None
-        if not (self._initial_pub.is_connected and self._initial_sub.is_connected):
-            return 0
-        self.phase = Phase.HELLO
-        return 1
-
-    def _step_hello(self, now: float) -> int:
-        assert self._initial_pub is not None and self._initial_sub is not None
-        work = 0
-        if now >= self._next_hello and self._initial_pub.offer(self._core.hello()) > 0:
-            self._next_hello = now + self.hello_interval
-            if self._first_hello is None:
-                self._first_hello = now
-            work += 1
-        for data in self._initial_sub.poll_batch(10):
-            work += 1
-            reply = self._core.initial_reply(data, now)
-            if isinstance(reply, ServerKeyOffered):
-                self._trust(reply, now)
-                if self._result is not None:
-                    return work
-                continue
-            if isinstance(reply, Failed):
-                self._auth_failed = wrong_server_key(reply)
-                self._finish(reply)
-                return work
-            if isinstance(reply, OpenDuologue):
-                self._handshake = now - (self._first_hello if self._first_hello is not None else now)
-                self._open_duologue(reply, now)
-                return work
-        return work
-
-    def _trust(self, offer: ServerKeyOffered, now: float) -> None:
-        """Secure mode, no key known: record the server's key (trust on first use) and hello again."""
-        assert self._security is not None and self._core.secure is not None
-        try:
-            self._security.offered(self.address, self.port, offer.public_key)
-        except ServerKeyRefused as exc:
-            self._auth_failed = True
-            self._finish(self._fail(f"not trusting the server's key: {exc}"))
-            return
-        logger.info("echo server %s:%d: trusting its key on first use", self.address, self.port)
-        self._core.secure.trust(offer.public_key)
-        self._next_hello = now  # the HELLO-SECURE goes at once
-
-    def _open_duologue(self, d: OpenDuologue, now: float) -> None:
-        if d.keys is not None:
-            assert self._keys is not None
-            self._keys.install(d.keys)  # before the channels: no datagram of theirs goes unsealed
-        self._sub = self._subscription(d.control_port, d.session_id)
-        self._pub = self._publication(d.data_port, d.publication_session)
-        self._close_broadcast()  # no longer needed: free it (and the server's fan-out)
-        self.phase = Phase.DUOLOGUE
-        self._phase_deadline = now + self.timeout
-
-    def _step_duologue(self, now: float) -> int:
-        assert self._pub is not None and self._sub is not None
-        if not (self._pub.is_connected and self._sub.is_connected):
-            return 0
-        self.phase = Phase.ECHO
+    def _step_handshake(self, now: float) -> int:
+        work = self._shake.step(now)
+        if (failed := self._shake.failed) is not None:
+            self._auth_failed = failed.authentication_failed
+            self._finish(failed.failure)
+            return work
+        established = self._shake.established
+        if established is None:
+            return work
+        self._handshake = established.handshake
+        self._pub, self._sub = established.publication, established.subscription
+        self._echo_phase = Phase.ECHO
         if self.count == 0 and not self.hold:
             self._core.finish()
             self._finish(None)
-        return 1
+        return work
+
+    def _fail(self, reason: str) -> Failed:
+        if not self._shake.finished:
+            return self._shake.abandon(reason).failure
+        return self._core.fail(reason)
 
     def _step_echo(self, now: float) -> int:
         assert self._pub is not None and self._sub is not None
@@ -404,21 +296,9 @@ class EchoClient:
             self._finish(self._fail("the server closed the duologue"))
         return work
 
-    def _close_broadcast(self) -> None:
-        """Close the HELLO publication and the broadcast subscription.  Clients of one shared
-        driver share the broadcast's image, and a subscription nobody polls holds it back:
-        untethered, for the driver's window-limit timeout, again after every rest, and with
-        it the CONNECTs of every client still handshaking."""
-        for resource in (self._initial_pub, self._initial_sub):
-            if resource is not None:
-                self._owned.remove(resource)
-                resource.close()
-        self._initial_pub = self._initial_sub = None
-
     def _finish(self, failure: Failed | None) -> None:
         session = self._core.duologue.session_id if self._core.duologue is not None else None
-        self._close_broadcast()  # a finished client polls nothing more (its duologue stays until close())
-        self.phase = Phase.DONE
+        self._echo_phase = Phase.DONE  # a finished handshake closed its broadcast channels; the duologue stays until close()
         self._result = EchoResult(
             ok=failure is None, echoes=self._core.echoes_ok, rtts=tuple(self._echoing.rtts),
             handshake=self._handshake, reason=None if failure is None else failure.reason,
