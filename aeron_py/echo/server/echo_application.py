@@ -4,10 +4,10 @@ verbatim, anything else is a bad message (``ERROR bad message``, then close); th
 from __future__ import annotations
 
 from ...duologue.core.contract import ServerConfig
-from ..core.echo_rule import is_echo
 from ...duologue.server.application import Duologue
 from ...duologue.server.loop import DuologueServer
 from ...duologue.server.options import ServerOptions
+from ..core.echo_rule import is_echo
 
 __all__ = ["EchoApplication", "echo_server"]
 
