@@ -25,6 +25,11 @@ Client side, :func:`connect` returns the same kind of object:
 ...     duologue.receive(timeout=5)
 b'HELLO'
 
+A client on the server's host may instead join through the server's own media driver
+(``ServerConfig(max_ipc_clients=N)``): :func:`connect_ipc` with the server's
+:attr:`~DuologueServer.driver_dir` runs the same handshake and the duologue over IPC,
+no UDP port at all, a round trip about a tenth of loopback UDP's.
+
 Limits, secure mode, telemetry and the blocklist are :class:`ServerConfig` and
 :class:`ServerOptions` fields, the same for every application; Echo 2.0
 (:mod:`aeron_py.echo`) is the first application. The tutorial: ``docs/tutorial/duologue.md``.
@@ -35,9 +40,9 @@ from .core.contract import CloseReason, DuologueInfo, ServerConfig, ServerStats
 from .server.application import Application, Duologue
 from .server.loop import DuologueServer
 from .server.options import ServerOptions
-from .client import ClientDuologue, connect
+from .client import ClientDuologue, connect, connect_ipc
 from .errors import DuologueClosed, DuologueError, DuologueRefused, DuologueTimeout
 
 __all__ = ["Application", "ClientDuologue", "CloseReason", "Duologue", "DuologueClosed",
            "DuologueError", "DuologueInfo", "DuologueRefused", "DuologueServer", "DuologueTimeout", "ServerConfig",
-           "ServerOptions", "ServerStats", "connect"]
+           "ServerOptions", "ServerStats", "connect", "connect_ipc"]

@@ -31,23 +31,24 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import time
 from collections import deque
 from collections.abc import Callable
 
 from ..client import Aeron
-from .client_security import ClientSecurity
-from .core.client import EchoClientCore
 from .core.protocol import Rejected, parse_duologue_reply
-from ..errors import RESULT_NAMES, AeronError, PublicationClosedError, error_summary
+from ..errors import RESULT_NAMES, PublicationClosedError
 from ..idle import BackoffIdleStrategy
 from ..publication import NOT_CONNECTED
 from ..secure import SecureTransport
 from ..validation import require_int
-from .errors import CLOSED_HERE, SERVER_GONE, DuologueClosed, DuologueError, DuologueRefused, DuologueTimeout
-from .handshake import ClientChannels, ClientHandshake, Established, HandshakeFailed
+from .errors import CLOSED_HERE, SERVER_GONE, DuologueClosed, DuologueTimeout
+from .client_channels import ClientChannels
+from .handshake import Established
+from .opening import Opening, plan_ipc, plan_udp
 
-__all__ = ["DEFAULT_MAX_MESSAGE", "ClientDuologue", "connect"]
+__all__ = ["DEFAULT_MAX_MESSAGE", "ClientDuologue", "connect", "connect_ipc"]
 
 logger = logging.getLogger(__name__)
 
@@ -74,70 +75,41 @@ def connect(address: str, port: int, control_port: int, *, interface: str | None
     (secure mode: the server's key could not be used), ValueError for bad arguments, and
     :class:`~aeron_py.errors.AeronError` when Aeron fails; nothing is left open then.
     """
-    started = time.monotonic()
-    if not timeout > 0 or math.isinf(timeout):
-        raise ValueError(f"connect: timeout must be a finite number of seconds > 0, got {timeout!r}")
-    require_int("connect: max_message", max_message, min=1)
-    if secure_key is not None and key is not None:
-        raise ValueError("connect: key is a plain HELLO's one-time pad; secure mode (secure_key) has none")
-    if secure_transport is not None and aeron is None:
-        raise ValueError("connect: secure_transport is for a shared aeron client (an embedded driver has its own)")
-    if secure_key is not None and aeron is not None and secure_transport is None:
-        raise ValueError("connect: secure mode on a shared aeron client needs secure_transport, the secure "
-                         "transport of that client's driver (MediaDriver(secure_transport=True).secure_transport)")
-    security = None
-    if secure_key is not None:
-        security = ClientSecurity(server_key=secure_key, trust_on_first_use=False, transport=secure_transport)
-    drive = aeron is not None and bool(aeron.settings().get("use_conductor_agent_invoker"))
-    core = EchoClientCore(key, timeout=timeout, secure=None if security is None else security.hello(address, port))
-    channels = ClientChannels(address, port, control_port, interface=interface, aeron=aeron, security=security,
-                              invoker=False, client_name="duologue-client")
-    try:
-        channels.open()
-        handshake = ClientHandshake(channels, core, timeout=timeout, security=security)
-        handshake.start()
-        established = _run(handshake, started + timeout, aeron if drive else None)
-    except BaseException:
-        channels.close()
-        raise
-    duologue = ClientDuologue(channels, established, max_message=max_message, drive=aeron if drive else None)
+    opening = plan_udp(address, port, control_port, interface=interface, timeout=timeout, secure_key=secure_key,
+                       aeron=aeron, key=key, max_message=max_message, secure_transport=secure_transport)
+    duologue = opened(opening, opening.run())
     logger.info("duologue %d with %s:%d open (%s, handshake %.3f s)", duologue.session_id, address, port,
-                "secure" if duologue.secure else "plain", established.handshake)
+                "secure" if duologue.secure else "plain", duologue.handshake)
     return duologue
 
 
-def _run(handshake: ClientHandshake, deadline: float, drive: Aeron | None) -> Established:
-    """Step ``handshake`` until it ends or ``deadline`` passes, idling between steps."""
-    idle = BackoffIdleStrategy(max_park_ns=1_000_000)
-    channels = handshake.channels
-    while not handshake.finished:  # ends: the handshake's own phase deadlines, and ``deadline``
-        now = time.monotonic()
-        if now >= deadline:
-            handshake.expire()
-            break
-        work = drive.do_work() if drive is not None else 0
-        try:
-            work += handshake.step(now)
-        except AeronError as exc:  # the caller closes everything
-            handshake.abandon(f"Aeron error: {error_summary(exc)}")
-            raise
-        idle.idle(work)
-    if handshake.established is not None:
-        return handshake.established
-    failed = handshake.failed
-    assert failed is not None
-    raise _error(failed, channels.address, channels.port, handshake.timeout)
+def connect_ipc(aeron_dir: str | os.PathLike[str], *, timeout: float = 10.0, key: int | None = None,
+                max_message: int = DEFAULT_MAX_MESSAGE, aeron: Aeron | None = None) -> ClientDuologue:
+    """Open a duologue with a server on this host through its own media driver (in
+    ``aeron_dir``: :attr:`DuologueServer.driver_dir <aeron_py.duologue.DuologueServer.driver_dir>`),
+    within ``timeout`` seconds: no UDP port at all, the duologue's messages go through
+    shared memory. The server must serve IPC clients (``ServerConfig.max_ipc_clients``);
+    the handshake is the plain one (HELLO, CONNECT naming two streams). The duologue
+    owns an Aeron client of that driver (with its own conductor thread), closed with it;
+    or, many duologues of one process share ``aeron``, a client of that same driver
+    (its owner closes it; in conductor-invoker mode the duologue's waits drive it).
+
+    Raises :class:`DuologueRefused` (``server full``: its IPC places are taken),
+    :class:`DuologueTimeout` (no server serving IPC clients there), ValueError for bad
+    arguments, and :class:`~aeron_py.errors.AeronError` when the driver cannot be reached
+    (no media driver in ``aeron_dir``); nothing is left open then.
+    """
+    opening = plan_ipc(aeron_dir, timeout=timeout, key=key, max_message=max_message, aeron=aeron)
+    duologue = opened(opening, opening.run())
+    logger.info("IPC duologue %d open through %s (handshake %.3f s)", duologue.session_id, aeron_dir,
+                duologue.handshake)
+    return duologue
 
 
-def _error(failed: HandshakeFailed, address: str, port: int, timeout: float) -> DuologueError:
-    """The exception for a failed handshake."""
-    if failed.server_reason is not None:
-        logger.info("duologue with %s:%d refused: %s", address, port, failed.server_reason)
-        return DuologueRefused(failed.server_reason, f"{address}:{port}: {failed.reason}")
-    if failed.waiting_for is not None:
-        return DuologueTimeout(f"no duologue with {address}:{port} within {timeout:g} s: waited for "
-                               f"{failed.waiting_for}", failed.waiting_for)
-    return DuologueError(f"no duologue with {address}:{port}: {failed.reason}")
+def opened(opening: Opening, established: Established | None) -> ClientDuologue:
+    """The :class:`ClientDuologue` of an opening that ran to success."""
+    assert established is not None  # run() without stop ends established or raising
+    return ClientDuologue(opening.channels, established, max_message=opening.max_message, drive=opening.drive)
 
 
 class ClientDuologue:

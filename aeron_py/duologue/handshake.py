@@ -7,11 +7,9 @@ its broadcast, and the client opens its own duologue publication and subscriptio
 those ports with the session id derived from the crypt.  Secure mode (§5) replaces
 HELLO/CONNECT with a Noise NK handshake and installs the duologue's keys in the driver
 before its channels exist.  The protocol is the sans-I/O
-:class:`~aeron_py.duologue.core.client.EchoClientCore`; this module is its Aeron glue:
+:class:`~aeron_py.duologue.core.client.EchoClientCore`; this module is its Aeron glue, over the
+:class:`~.client_channels.ClientChannels` of one client:
 
-* :class:`ClientChannels` - the Aeron side of one client: an embedded media driver and
-  client (or a shared client), the publications and subscriptions made for it, a secure
-  duologue's keys, and the order they are closed in;
 * :class:`ClientHandshake` - the phases ``join`` (the all-clients channels connect) ->
   ``hello`` (the HELLO is re-sent every ``hello_interval`` s until our CONNECT or ERROR)
   -> ``duologue`` (the duologue's channels connect) -> ``done`` or ``failed``.  Each
@@ -27,168 +25,20 @@ import logging
 import time
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
 
-from ..channel import ChannelUri
-from ..client import Aeron
-from ..driver import MediaDriver
-from .client_channels import DEFAULT_TERM_LENGTH, publication_channel
-from .client_security import SHARED_KEY_HOLD, ClientKeys, ClientSecurity, ServerKeyRefused, wrong_server_key
+from .client_channels import ClientChannels
+from .client_security import ClientSecurity, ServerKeyRefused, wrong_server_key
 from .core.client import EchoClientCore, Failed, OpenDuologue
-from .core.protocol import STREAM_ID
 from .core.secure_client import ServerKeyOffered
 from ..publication import ExclusivePublication
 from ..subscription import Subscription
 
-__all__ = ["CLOSE_LINGER", "DEFAULT_HELLO_INTERVAL", "ClientChannels", "ClientHandshake", "Established",
-           "HandshakeFailed", "HandshakePhase"]
+__all__ = ["DEFAULT_HELLO_INTERVAL", "ClientHandshake", "Established", "HandshakeFailed", "HandshakePhase"]
 
 logger = logging.getLogger(__name__)
 
-#: Publication linger of an embedded driver (ns): long enough to send end of stream.
-LINGER_NS = 100_000_000
-#: Seconds an embedded driver stays up after its channels close, to send end of stream
-#: (the server then frees the duologue at once instead of after image liveness).
-CLOSE_LINGER = 0.15
 #: Seconds between HELLOs while no CONNECT or ERROR came.
 DEFAULT_HELLO_INTERVAL = 1.0
-
-Channel = ExclusivePublication | Subscription
-
-
-class ClientChannels:
-    """The Aeron side of one client of ``address:port`` (control ``control_port``).
-
-    ``aeron``: a shared client (its owner drives and closes it); else :meth:`open` starts
-    an embedded media driver (in ``dir`` if given, deleted afterwards; with a secure
-    transport when ``security`` is set) and a client, in conductor-invoker mode when
-    ``invoker`` (then :meth:`work` runs its duty cycle: a step-driven owner calls it) or
-    with its own conductor thread.  ``interface`` binds the publications to a local
-    address (see :func:`~.client_channels.publication_channel`).
-    """
-
-    def __init__(self, address: str, port: int, control_port: int, *, interface: str | None = None,
-                 term_length: int = DEFAULT_TERM_LENGTH, aeron: Aeron | None = None, dir: str | None = None,
-                 security: ClientSecurity | None = None, invoker: bool = True,
-                 client_name: str = "echo-client") -> None:
-        self.address, self.port, self.control_port = address, port, control_port
-        self.interface, self.term_length = interface, term_length
-        self._shared = aeron
-        self._aeron: Aeron | None = aeron
-        self._dir = dir
-        self._security = security
-        self._invoker = invoker
-        self._client_name = client_name
-        self._driver: MediaDriver | None = None
-        self._keys: ClientKeys | None = None
-        self._owned: list[Channel] = []
-        self._closed = False
-
-    @property
-    def aeron(self) -> Aeron:
-        """The client in use (after :meth:`open`)."""
-        if self._aeron is None:
-            raise RuntimeError("ClientChannels.open() was not called")
-        return self._aeron
-
-    @property
-    def shared(self) -> bool:
-        """Whether the Aeron client is someone else's."""
-        return self._shared is not None
-
-    @property
-    def secure(self) -> bool:
-        return self._security is not None
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
-    def open(self) -> None:
-        """Start the embedded driver and client (unless shared), and the key holder of
-        secure mode (ValueError: a shared client without a secure transport)."""
-        if self._aeron is None:
-            cleanup: dict[str, Any] = ({} if self._dir is None
-                                       else {"dir_delete_on_start": True, "dir_delete_on_shutdown": True})
-            self._driver = MediaDriver(self._dir, publication_linger_timeout_ns=LINGER_NS,
-                                       secure_transport=self._security is not None, **cleanup)
-            try:
-                self._aeron = Aeron(driver=self._driver, use_conductor_agent_invoker=self._invoker,
-                                    client_name=self._client_name)
-            except BaseException:
-                self._driver.close()
-                self._driver = None
-                raise
-        if self._security is not None and self._keys is None:
-            self._keys = ClientKeys(self._security.transport_of(self._driver))
-
-    def work(self) -> int:
-        """One duty cycle of the embedded client's conductor in invoker mode (else 0)."""
-        if self._shared is not None or not self._invoker or self._aeron is None or self._aeron.is_closed:
-            return 0
-        return self._aeron.do_work()
-
-    def publication(self, port: int, session_id: int | None) -> ExclusivePublication:
-        """An exclusive publication to ``address:port`` (from ``interface`` if set)."""
-        uri, destination = publication_channel(self.address, port, session_id=session_id,
-                                               interface=self.interface, term_length=self.term_length)
-        pub = self.aeron.add_exclusive_publication(uri, STREAM_ID)
-        self._owned.append(pub)
-        if destination is not None:
-            pub.add_destination(destination)
-        return pub
-
-    def subscription(self, control_port: int, session_id: int | None) -> Subscription:
-        """An MDC subscription to the server's publication via ``address:control_port``."""
-        sub = self.aeron.add_subscription(ChannelUri.udp(
-            control=(self.address, control_port), control_mode="dynamic", reliable=True,
-            session_id=session_id), STREAM_ID)
-        self._owned.append(sub)
-        return sub
-
-    def install(self, duologue: OpenDuologue) -> None:
-        """Secure mode: the duologue's keys into the driver, before its channels exist."""
-        if duologue.keys is None:
-            return
-        if self._keys is None:
-            raise RuntimeError("a secure duologue needs ClientChannels(security=...) opened")
-        self._keys.install(duologue.keys)
-
-    def release(self, *resources: Channel | None) -> None:
-        """Close some of the channels made here now (the rest close with :meth:`close`)."""
-        for resource in resources:
-            if resource is not None and resource in self._owned:
-                self._owned.remove(resource)
-                resource.close()
-
-    def close(self) -> None:
-        """Close the channels, then (if embedded) the client once end of stream is out, the
-        secure keys (a shared driver keeps them :data:`SHARED_KEY_HOLD` s more, for the
-        closed channels' last datagrams) and the driver.  Idempotent."""
-        if self._closed:
-            return
-        self._closed = True
-        owned, self._owned = self._owned, []
-        try:
-            for resource in reversed(owned):
-                resource.close()
-            if self._shared is None and self._aeron is not None:
-                if owned and not self._aeron.is_closed:
-                    self._linger()
-                self._aeron.close()
-        finally:
-            if self._keys is not None:
-                self._keys.remove(delay=SHARED_KEY_HOLD if self._shared is not None else 0.0)
-            if self._driver is not None:
-                self._driver.close()
-
-    def _linger(self) -> None:
-        """Keep the embedded driver up :data:`CLOSE_LINGER` s so the closed publications
-        send end of stream (running the conductor in invoker mode meanwhile)."""
-        deadline = time.monotonic() + CLOSE_LINGER
-        while (left := deadline - time.monotonic()) > 0:
-            self.work()
-            time.sleep(min(0.005, left))
 
 
 class HandshakePhase(Enum):
@@ -289,8 +139,7 @@ class ClientHandshake:
     def waiting_for(self) -> str:
         """What the current phase waits for (the text of a timeout)."""
         if self.phase is HandshakePhase.JOIN:
-            return (f"the server's all-clients channels at {self.channels.address} port {self.channels.port} "
-                    f"control {self.channels.control_port} to connect (no server answering there?)")
+            return f"the server's all-clients channels ({self.channels.where}) to connect (no server answering there?)"
         if self.phase is HandshakePhase.HELLO:
             return "the server's CONNECT (or ERROR) answering our HELLO"
         d = self.core.duologue
@@ -356,8 +205,8 @@ class ClientHandshake:
 
     def _not_connected(self) -> str:
         if self.phase is HandshakePhase.JOIN:
-            return (f"no server answering at {self.channels.address} port {self.channels.port} control "
-                    f"{self.channels.control_port}: channels not connected within {self.timeout:g} s")
+            return (f"no server answering at {self.channels.where}: channels not connected "
+                    f"within {self.timeout:g} s")
         d = self.core.duologue
         return f"duologue {d.session_id if d else '?'} not connected within {self.timeout:g} s"
 

@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Any
 
 from ...validation import optional_int, optional_positive, require_int, require_positive
+from .protocol import IPC_SOURCE, IPC_STREAM_BASE
 from .secure_handshake import ServerSecrets
 from .secure_hello import DuologueKeys
 from .sessions import DEFAULT_SESSION_MAX, DEFAULT_SESSION_MIN
@@ -24,6 +25,8 @@ __all__ = ["DEFAULT_FLOOD_HELLOS", "DEFAULT_FLOOD_PENALTY", "LARGE_TERM_IMAGES_P
            "DEFAULT_STANDING_WINDOW", "Action", "BlockSource", "Broadcast", "CloseDuologue",
            "CloseReason", "CreateDuologue", "Deliver", "DuologueInfo", "Event", "RejectImage", "SendDuologue", "ServerConfig",
            "ServerStats"]
+#: Most IPC duologues (their streams, two each from ``IPC_STREAM_BASE``, fit a CONNECT's port fields).
+MAX_IPC_CLIENTS = (65535 - IPC_STREAM_BASE + 1) // 2
 #: Largest term length accepted on client images: Aeron's default term, so that a stock
 #: Aeron client is served (within the large-term budget, :mod:`.large_terms`).
 DEFAULT_MAX_IMAGE_TERM_LENGTH = 16 * 1024 * 1024
@@ -94,10 +97,18 @@ class ServerConfig:
     log_interval: float = 10.0
     #: Secure mode (docs/spec/echo2.md §5): the server's key pair; None: plain Echo 2.0.
     secure: ServerSecrets | None = None
+    #: Duologues with same-host clients over IPC (through the server's media driver), a
+    #: limit of their own beside ``max_clients``; 0: no IPC all-clients channels at all.
+    max_ipc_clients: int = 0
 
     def __post_init__(self) -> None:
         for name in ("max_clients", "max_per_ip", "max_message", "max_image_term_length", "large_term_length"):
             require_int(f"ServerConfig.{name}", getattr(self, name), min=1)
+        require_int("ServerConfig.max_ipc_clients", self.max_ipc_clients, min=0, max=MAX_IPC_CLIENTS)
+        if self.max_ipc_clients and self.secure is not None:
+            raise ValueError("ServerConfig: max_ipc_clients needs plain mode: an IPC duologue's log is shared "
+                             "memory that any process able to open the driver directory can read, which secure "
+                             "mode cannot seal; set max_ipc_clients=0 with secure")
         for name in ("max_large_term_images", "max_large_term_images_per_ip"):
             optional_int(f"ServerConfig.{name}", getattr(self, name), min=0)
         optional_int("ServerConfig.flood_hellos", self.flood_hellos, min=1)
@@ -123,10 +134,12 @@ class ServerConfig:
 
 @dataclass(frozen=True)
 class Broadcast:
-    """Send ``data`` on the all-clients publication (a CONNECT names its duologue)."""
+    """Send ``data`` on the all-clients publication (a CONNECT names its duologue); ``ipc``:
+    on the IPC all-clients publication (the HELLO came from a same-host IPC client)."""
 
     data: bytes
     duologue_session: int | None = None
+    ipc: bool = False
 
 
 @dataclass(frozen=True)
@@ -147,6 +160,12 @@ class CreateDuologue:
     def client_session(self) -> int:
         """The session id of the client's duologue publication (the subscription's filter)."""
         return self.session_id if self.keys is None else self.keys.client_session
+
+    @property
+    def ipc(self) -> bool:
+        """A same-host client's duologue: its channels are IPC, ``data_port`` and
+        ``control_port`` the streams (client to server, server to client)."""
+        return self.owner_ip == IPC_SOURCE
 
 
 @dataclass(frozen=True)
@@ -227,6 +246,11 @@ class DuologueInfo:
     images: int = 0  # client images on its subscription, served or not (wrong IP)
     secure: bool = False  # opened by a secure handshake (its traffic is encrypted)
 
+    @property
+    def ipc(self) -> bool:
+        """A same-host client over IPC (``owner_ip`` is ``"ipc"``, the ports are streams)."""
+        return self.owner_ip == IPC_SOURCE
+
 
 @dataclass(frozen=True)
 class ServerStats:
@@ -246,3 +270,4 @@ class ServerStats:
     large_term_images: int = 0  # client images holding a place in the large-term budget
     sources_out_of_standing: int = 0  # sources that may not reclaim a place now (see .reclaim)
     floods: int = 0  # initial images refused flood_hellos times: their sources penalised
+    ipc_duologues: int = 0  # duologues of same-host clients over IPC (counted in duologues)

@@ -18,6 +18,7 @@ from .contract import Action, CloseDuologue, CloseReason, Event, ServerConfig
 from .deadlines import Deadlines
 from .per_ip import PerIpCounter
 from .ports import AllocationError, PortAllocator
+from .protocol import IPC_SOURCE, IPC_STREAM_BASE
 from .records import DuologueRecord
 from .sessions import SessionAllocator
 
@@ -40,6 +41,9 @@ class DuologueTable:
     def __init__(self, config: ServerConfig, rng: random.Random | None = None) -> None:
         self._config = config
         self.ports = PortAllocator(config.clients_base_port, config.max_clients, rng)
+        # same-host IPC duologues take two streams instead of two ports
+        self.ipc_streams = (PortAllocator(IPC_STREAM_BASE, config.max_ipc_clients, rng)
+                            if config.max_ipc_clients else None)
         self.sessions = SessionAllocator(config.session_min, config.session_max, rng)
         self.per_ip = PerIpCounter(config.ipv6_prefix)
         # When each duologue must be looked at: its expiry while no client has joined, then
@@ -54,6 +58,24 @@ class DuologueTable:
 
     def __len__(self) -> int:
         return len(self._records)
+
+    @property
+    def ipc_count(self) -> int:
+        """Duologues of same-host IPC clients (``max_ipc_clients`` bounds them)."""
+        return self.per_ip.count(IPC_SOURCE)
+
+    @property
+    def network_count(self) -> int:
+        """Duologues of clients over UDP (``max_clients`` bounds them)."""
+        return len(self._records) - self.ipc_count
+
+    def _allocator(self, ip: str) -> PortAllocator:
+        """Where ``ip``'s duologues take their two ports (IPC: streams)."""
+        if ip != IPC_SOURCE:
+            return self.ports
+        if self.ipc_streams is None:
+            raise OutOfResources("no_ipc")
+        return self.ipc_streams
 
     def get(self, session_id: int) -> DuologueRecord | None:
         return self._records.get(session_id)
@@ -73,18 +95,21 @@ class DuologueTable:
         return [self._records[s] for s in self._opened_by.get(image_id, ())]
 
     def oldest_unjoined(self) -> DuologueRecord | None:
-        """The duologue that has waited longest for its client (the awaiting index keeps
-        opening order), or None."""
+        """The network duologue that has waited longest for its client (the awaiting index
+        keeps opening order), or None; IPC duologues hold no network place to reclaim."""
         for session in self._awaiting.values():
-            return self._records.get(session)
+            d = self._records.get(session)
+            if d is not None and d.owner_ip != IPC_SOURCE:
+                return d
         return None
 
     def open(self, ip: str, initial_session: int, hello: tuple[int, int | bytes], now: float,
              busy_ports: Set[int], *, secure: bool = False) -> DuologueRecord:
-        """Take two ports (``busy_ports`` avoided), a session id (secure: two) and a per-IP
-        count; raises :class:`OutOfResources`."""
+        """Take two ports (``busy_ports`` avoided; an IPC client: two streams), a session id
+        (secure: two) and a per-IP count; raises :class:`OutOfResources`."""
+        allocator = self._allocator(ip)
         try:
-            data_port, control_port = self.ports.allocate(2, busy_ports)
+            data_port, control_port = allocator.allocate(2, busy_ports if allocator is self.ports else frozenset())
         except AllocationError as error:
             logger.error("port allocator out of ports with %d duologues: %s", len(self._records), error)
             raise OutOfResources("no_ports") from None
@@ -94,7 +119,7 @@ class DuologueTable:
                 sessions.append(self.sessions.allocate())
         except AllocationError as error:
             for port in (data_port, control_port):
-                self.ports.free(port)
+                allocator.free(port)
             for taken in sessions:
                 self.sessions.free(taken)
             logger.error("session allocator exhausted: %s", error)
@@ -135,8 +160,9 @@ class DuologueTable:
         del self._records[d.session_id]
         self.deadlines.cancel(d.session_id)
         self.forget_hello(d)
-        self.ports.free(d.data_port)
-        self.ports.free(d.control_port)
+        allocator = self._allocator(d.owner_ip)
+        allocator.free(d.data_port)
+        allocator.free(d.control_port)
         self.sessions.free(d.session_id)
         if d.client_session is not None:
             self.sessions.free(d.client_session)

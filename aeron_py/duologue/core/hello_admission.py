@@ -35,7 +35,7 @@ from .large_terms import LargeTermBudget
 from .log_summary import LogSummary
 from .per_ip import canonical_ip
 from .reclaim import Reclaim
-from .protocol import CoreUsageError, Reason, crypt, format_connect, parse_hello, split_source_identity
+from .protocol import IPC_SOURCE, CoreUsageError, Reason, crypt, format_connect, image_source, parse_hello
 from .records import DuologueRecord, InitialImage
 from .secure_handshake import ServerSecrets
 from .secure_hello import DuologueKeys, SecureConnectPayload, SecureReason, format_secure_error
@@ -82,7 +82,7 @@ class HelloAdmission:
         """A client's initial publication appeared on the all-clients subscription."""
         if image_id in self._initial_images:
             raise CoreUsageError(f"initial image {image_id} is already available")
-        ip = canonical_ip(split_source_identity(source_identity)[0])
+        ip = self._source(source_identity)
         cause = self._large_terms.admit(image_id, ip, term_length)
         self._initial_images[image_id] = InitialImage(session_id, ip, cause is not None)
         if cause is None:
@@ -97,6 +97,12 @@ class HelloAdmission:
             self.reject_event(ip, session_id, image_id, None, cause),
             *self._refuse(ip, session_id, image_id, Reason.SERVER_FULL, cause, now),
         ]
+
+    @staticmethod
+    def _source(source_identity: str) -> str:
+        """The source an image counts under: its address, or ``IPC_SOURCE``."""
+        source = image_source(source_identity)[0]
+        return source if source == IPC_SOURCE else canonical_ip(source)
 
     def initial_image_unavailable(self, image_id: int, now: float) -> list[Action]:
         """A client's initial publication went away."""
@@ -187,7 +193,7 @@ class HelloAdmission:
                     session, ip, d.initial_session, data_port, control_port)
         return [
             CreateDuologue(session, data_port, control_port, ip, keys),
-            Broadcast(connect, session),
+            Broadcast(connect, session, ip == IPC_SOURCE),
             Event("duologue_created", {"ip": ip, "session_id": session, "initial_session_id": d.initial_session,
                                        "data_port": data_port, "control_port": control_port,
                                        "secure": keys is not None}),
@@ -204,7 +210,7 @@ class HelloAdmission:
             return None
         logger.debug("repeated HELLO from %s: CONNECT for duologue %d again", d.owner_ip, d.session_id)
         return [Broadcast(format_connect(sid, d.data_port, d.control_port, crypt(key, d.session_id)),
-                          d.session_id)]
+                          d.session_id, d.owner_ip == IPC_SOURCE)]
 
     def _admission(self, ip: str, sid: int, image_id: int, now: float,
                    blocked: str | None) -> tuple[list[Action] | None, list[Action]]:
@@ -212,12 +218,16 @@ class HelloAdmission:
         actions that made room for it: a reclaimed duologue's close, or [])."""
         if self._shut_down:
             return self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "shutdown", now), []
+        if ip == IPC_SOURCE:  # same-host clients: their own limit; no blocklist, standing or reclaim
+            if self._duologues.ipc_count >= self._config.max_ipc_clients:
+                return self._refuse(ip, sid, image_id, Reason.SERVER_FULL, "max_ipc_clients", now), []
+            return None, []
         if blocked is not None:
             hit = Event("blocklist_hit", {"ip": ip, "session_id": sid, "detail": blocked})
             return [hit, *self._refuse(ip, sid, image_id, Reason.TOO_MANY_FOR_IP, "blocklist", now)], []
         if self._penalised.holds(self._duologues.per_ip.key(ip), now):
             return self._refuse(ip, sid, image_id, Reason.TOO_MANY_FOR_IP, "flood_penalty", now), []
-        if len(self._duologues) < self._config.max_clients:
+        if self._duologues.network_count < self._config.max_clients:
             if self._duologues.per_ip.count(ip) >= self._config.max_per_ip:
                 return self._refuse(ip, sid, image_id, Reason.TOO_MANY_FOR_IP, "max_per_ip", now), []
             return None, []
@@ -234,7 +244,7 @@ class HelloAdmission:
         penalty: list[Action] = []
         if image is not None and image_id is not None:
             image.refusals += 1
-            if image.refusals == self._config.flood_hellos:
+            if image.refusals == self._config.flood_hellos and ip != IPC_SOURCE:
                 penalty = self._penalise(ip, image_id, now)
             last = image.last_refusal
             if last is not None and last[0] is reason and now - last[1] < self._config.refusal_interval:
@@ -244,7 +254,7 @@ class HelloAdmission:
             image.last_refusal = (reason, now)
         self._log_summary.log(logging.INFO, f"refuse:{cause}", now, "refusing HELLO from %s (session %d): %s (%s)",
                              ip, sid, reason.value, cause)
-        return [Broadcast(format_secure_error(sid, reason)),
+        return [Broadcast(format_secure_error(sid, reason), None, ip == IPC_SOURCE),
                 self.reject_event(ip, sid, image_id, reason.value, cause), *penalty]
 
     def _penalise(self, ip: str, image_id: int, now: float) -> list[Action]:

@@ -11,6 +11,7 @@ import logging
 
 from ...addresses import canonical_ip as canonical_ip  # re-exported (echo's public names)
 from ...addresses import client_key
+from .protocol import IPC_SOURCE
 
 logger = logging.getLogger(__name__)
 
@@ -29,9 +30,12 @@ class PerIpCounter:
         self._keys: dict[str, str] = {}
 
     def key(self, ip: str) -> str:
-        """The accounting key used for ``ip``: :func:`aeron_py.addresses.client_key`, IPv4 at /32."""
+        """The accounting key used for ``ip``: :func:`aeron_py.addresses.client_key`, IPv4 at /32
+        (the same-host IPC clients all count under ``IPC_SOURCE``)."""
         key = self._keys.get(ip)
         if key is None:
+            if ip == IPC_SOURCE:
+                return IPC_SOURCE
             if len(self._keys) >= KEY_CACHE_SIZE:
                 self._keys.clear()
             key = self._keys[ip] = client_key(ip, 32, self._prefix)

@@ -19,6 +19,18 @@ from ...validation import require_int
 #: The one stream id used on every Echo 2.0 channel (541388802).
 STREAM_ID = 0x2044F002
 
+#: Same-host clients over IPC (the duologue layer's, not Echo 2.0's): the source name
+#: their images count under, the streams of the IPC all-clients channels (HELLO in,
+#: replies out), and the first of the streams IPC duologues take two at a time. Those
+#: streams travel in the CONNECT's port fields, so they stay within [1, 65535]: at most
+#: 16,383 IPC duologues.
+IPC_SOURCE = "ipc"
+IPC_HELLO_STREAM = STREAM_ID
+IPC_BROADCAST_STREAM = STREAM_ID + 1
+IPC_STREAM_BASE = 0x8000
+#: An image's source identity when it is an IPC publication's (Aeron's ``aeron:ipc``).
+IPC_SOURCE_IDENTITY = "aeron:ipc"
+
 UINT32_MAX = 0xFFFFFFFF
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
@@ -233,6 +245,14 @@ def parse_duologue_reply(data: bytes) -> DuologueReply:
 
 
 # --------------------------------------------------------------- addresses
+
+
+def image_source(identity: str) -> tuple[str, int]:
+    """The source an image counts under and its UDP port: ``(ip, port)`` as
+    :func:`split_source_identity` splits it, or ``(IPC_SOURCE, 0)`` for an IPC publication's."""
+    if identity == IPC_SOURCE_IDENTITY:
+        return IPC_SOURCE, 0
+    return split_source_identity(identity)
 
 
 def split_source_identity(identity: str) -> tuple[str, int]:

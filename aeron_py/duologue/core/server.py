@@ -54,12 +54,13 @@ from .reclaim import Reclaim
 from .records import DuologueRecord
 from .protocol import (
     ERROR_BAD_MESSAGE_DUOLOGUE,
+    IPC_SOURCE,
+    image_source,
     CoreUsageError,
     Reason,
     crypt,
     format_connect,
     format_error,
-    split_source_identity,
 )
 from .contract import (
     DEFAULT_MAX_IMAGE_TERM_LENGTH,
@@ -135,6 +136,7 @@ class DuologueServerCore:
             large_term_images=self._large_terms.in_use,
             sources_out_of_standing=self._reclaim.sources_out_of_standing,
             floods=admission.floods,
+            ipc_duologues=table.ipc_count,
         )
 
     def connections_for_ip(self, ip: str) -> int:
@@ -199,7 +201,7 @@ class DuologueServerCore:
         d = self._duologues.get(session_id)
         if d is None:
             raise CoreUsageError(f"create_failed for unknown duologue {session_id}")
-        refusal = Broadcast(format_error(d.initial_session, Reason.SERVER_FULL))
+        refusal = Broadcast(format_error(d.initial_session, Reason.SERVER_FULL), None, d.owner_ip == IPC_SOURCE)
         event = self._admission.reject_event(d.owner_ip, d.initial_session, None, Reason.SERVER_FULL.value,
                                              "create_failed")
         return [refusal, event, *self._close(d, CloseReason.CREATE_FAILED, now)]
@@ -235,7 +237,8 @@ class DuologueServerCore:
             return []
         if image_id in d.images:
             raise CoreUsageError(f"image {image_id} of duologue {session_id} is already available")
-        ip = canonical_ip(split_source_identity(source_identity)[0])
+        source = image_source(source_identity)[0]
+        ip = source if source == IPC_SOURCE else canonical_ip(source)
         d.images[image_id] = False
         if ip != d.owner_ip:
             self.log_summary.log(logging.WARNING, "image:wrong_ip", now,

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from .steps import Steps
 from ..core.contract import CloseDuologue
+from ..core.protocol import IPC_SOURCE
 
 if TYPE_CHECKING:
     from .blocklist_watch import BlocklistChange, BlocklistWatch
@@ -56,7 +57,7 @@ class BlocklistEnforcement:
         self._guard.set_blocklist(change.blocklist)
         closed = 0
         if self._options.close_blocked:
-            blocked = {ip for ip in self._core.owner_ips() if watch.is_blocked(ip) is not None}
+            blocked = {ip for ip in self._core.owner_ips() if ip != IPC_SOURCE and watch.is_blocked(ip) is not None}
             actions = self._core.close_blocked(blocked, now)
             closed = sum(1 for a in actions if isinstance(a, CloseDuologue))
             yield actions

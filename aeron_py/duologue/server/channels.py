@@ -7,46 +7,46 @@ in flight, see :mod:`.creation`), holds a CONNECT back until its channels exist,
 retries a port the driver still holds, keeps attempts it gave up on as orphans until
 the client answers (and closes what they made), flushes the bounded outboxes (the
 broadcast's and each duologue's) and closes channels once their last replies are
-out.  It also owns the port bookkeeping: when a released port is bindable again,
-and, through the endpoint filter, who may send to a data port.
+out.  Its collaborators: the :class:`~.port_ledger.PortLedger` (when a released port is
+bindable again), the :class:`~.broadcasts.Broadcasts` (the all-clients outboxes),
+:func:`~.creation.start_attempt` (the channels' URIs and adds) and, through the endpoint
+filter, who may send to a data port.
 
-When the core must be told something (``create_failed``, ``send_failed``) the pass
-calls it and yields the actions it returns (:mod:`.steps`): the dispatcher executes
-them; nothing here calls back into the loop.
+It never holds the core: what the core must decide (a send that failed, channels not
+made, a port still bound or lost for good) is yielded as a fact (:mod:`.steps`), and the
+dispatcher tells the core and executes its answer before the pass resumes.
 """
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Generator, Set
+from collections.abc import Generator, Set
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ...channel import ChannelUri
-from ...errors import AddressInUseError, AeronError, aeron_cause
-from .creation import Attempt, Pending
+from ...errors import AddressInUseError, aeron_cause
+from .broadcasts import Broadcasts
+from .creation import Attempt, OnImage, Pending, start_attempt
 from .outbox import Outbox
-from .steps import Steps
-from ..core.protocol import STREAM_ID
+from .port_ledger import PortLedger
+from .steps import CreateFailed, GlueFact, PortsTaken, RetirePort, SendFailed, Steps
 
 if TYPE_CHECKING:
     from ...client import Aeron
     from ...poll_set import PollSet
     from ...publication import Publication
-    from ...subscription import Image, Subscription
+    from ...subscription import Subscription
     from .duologue_keys import DuologueKeyring
     from .endpoint_guard import EndpointGuard
     from .options import ServerOptions
-    from ..core.contract import Action, Broadcast, CreateDuologue, SendDuologue
-    from ..core.server import DuologueServerCore
+    from ..core.contract import Broadcast, CreateDuologue, SendDuologue
+    from ..core.log_summary import LogSummary
 
 __all__ = ["Duologue", "DuologueChannels", "OnImage"]
 
 logger = logging.getLogger("aeron_py.duologue.server")
 _loop_logger = logging.getLogger("aeron_py.duologue.server.loop")  # the name its lines have always had
 
-#: ``on_image(key, up)``: the conductor callback for images coming (``up``) or going on subscription ``key``.
-OnImage = Callable[[int | None, bool], Callable[["Image"], None]]
 
 _RETRY_INTERVAL = 0.05  # between attempts to create a duologue
 # When the driver lets go of a released port (measured with the 100 ms timer): a
@@ -70,31 +70,30 @@ class Duologue:
     data_port: int
     control_port: int
     outbox: Outbox
+    ipc: bool = False  # a same-host client's: the "ports" are IPC streams, not bound anywhere
 
 
 class DuologueChannels:
     """The duologues' channels, outboxes and ports: live, pending, orphaned and closing."""
 
-    def __init__(self, options: ServerOptions, core: DuologueServerCore, aeron: Aeron, guard: EndpointGuard,
-                 poll_set: PollSet[int], broadcast: Publication, on_image: OnImage,
+    def __init__(self, options: ServerOptions, log_summary: LogSummary, aeron: Aeron, guard: EndpointGuard,
+                 poll_set: PollSet[int], broadcasts: Broadcasts, on_image: OnImage,
                  keyring: DuologueKeyring | None = None) -> None:
         self._options = options
         self._keyring = keyring  # secure mode: the duologues' keys in the driver
-        self._core = core
+        self._log = log_summary
         self._aeron = aeron
         self._guard = guard
         self._poll_set = poll_set  # every live duologue's subscription, keyed by session
-        self._broadcast = broadcast
         self._on_image = on_image
-        self._broadcast_out = Outbox(options.broadcast_cap)
+        self._broadcast_out = broadcasts  # the all-clients publications' outboxes
         self._outbox_drops = 0  # replies dropped from duologue outboxes already gone
         self._duologues: dict[int, Duologue] = {}
         self._closing: dict[int, Duologue] = {}
         self._dirty: set[int] = set()  # live duologues whose outbox holds replies
         self._pending: dict[int, Pending] = {}
         self._orphans: list[Attempt] = []  # attempts of duologues already gone, still in flight
-        self._released: dict[int, tuple[float, str]] = {}  # port -> (bindable again at, "data"/"control")
-        self._busy: set[int] = set()  # the ports of _released and of orphans: busy_ports
+        self._ports = PortLedger()  # when released ports are bindable again
 
     # ---- what the others may ask
 
@@ -139,9 +138,8 @@ class DuologueChannels:
     @property
     def busy_ports(self) -> set[int]:
         """The core's ``busy_ports`` fact: ports a closed channel of ours may still bind
-        (released, not yet bindable at the last :meth:`forget_released`, or held by an
-        orphaned attempt); a new duologue prefers other ports."""
-        return self._busy
+        (:attr:`.PortLedger.busy`); a new duologue prefers other ports."""
+        return self._ports.busy
 
     @property
     def pending_sessions(self) -> Set[int]:
@@ -158,7 +156,7 @@ class DuologueChannels:
         if pending is not None:
             pending.held.append(action.data)
         elif session is None or session in self._duologues:
-            self._push_broadcast(action.data, now)
+            self._push_broadcast(action.data, now, action.ipc)
         else:  # the CONNECT of a duologue whose creation failed (the core's contract: skip it)
             logger.debug("dropping the CONNECT of duologue %d: its channels could not be made", session)
 
@@ -183,30 +181,33 @@ class DuologueChannels:
         self._dirty.add(action.session_id)
         if not d.outbox.push(action.data, now + self._options.send_timeout):
             _loop_logger.warning("duologue %d: %d replies waiting; closing it", action.session_id, len(d.outbox))
-            yield self._core.send_failed(action.session_id, now)
+            yield SendFailed(action.session_id)
         return 0
 
-    def close(self, session: int, had_images: bool, now: float) -> None:
+    def close(self, session: int, had_images: bool, now: float) -> Steps:
         """Close a duologue: pending (its CONNECT dropped with it) or live (once its last replies are out)."""
         if self._keyring is not None:
             self._keyring.retire(session)
-        if self._drop_pending(session, now):
-            return  # its CONNECT is dropped with it
+        if (yield from self._drop_pending(session, now)):
+            return 0  # its CONNECT is dropped with it
         d = self._duologues.pop(session, None)
         if d is None:
-            return
+            return 0
         self._dirty.discard(session)
-        self._guard.own_port(d.data_port, None)
         self._poll_set.remove(d.sub)
         d.sub.close()
-        self._release(d.data_port, "data", now + (_SUB_WITH_IMAGES_RELEASE if had_images else _SUB_RELEASE))
+        if not d.ipc:
+            self._guard.own_port(d.data_port, None)
+            self._ports.release(d.data_port, "data", now + (_SUB_WITH_IMAGES_RELEASE if had_images else _SUB_RELEASE))
         d.outbox.flush(d.pub, now)
         if d.outbox:
             self._closing[session] = d  # closed once its last replies are out
-            self._release(d.control_port, "control", math.inf)
+            if not d.ipc:
+                self._ports.release(d.control_port, "control", math.inf)
         else:
             self._outbox_drops += d.outbox.dropped
-            self._close_publication(d.pub, d.control_port, now)
+            self._close_publication(d.pub, None if d.ipc else d.control_port, now)
+        return 0
 
     # ---- each loop iteration
 
@@ -215,11 +216,10 @@ class DuologueChannels:
         and the closing duologues' last ones (closed once empty or expired)."""
         work = 0
         if self._broadcast_out:
-            sent, failure = self._broadcast_out.flush(self._broadcast, now)
+            sent, dropped = self._broadcast_out.flush(now)
             work += sent
-            if failure is not None:
-                self._core.log_summary.log(logging.WARNING, "broadcast:dropped", now,
-                                           "broadcast replies dropped: %s", failure)
+            for why in dropped:
+                self._log.log(logging.WARNING, "broadcast:dropped", now, "broadcast replies dropped: %s", why)
         for session in list(self._dirty):  # only the duologues with queued replies
             d = self._duologues.get(session)
             if d is None or not d.outbox:
@@ -231,7 +231,7 @@ class DuologueChannels:
                 self._dirty.discard(session)
             if failure is not None:
                 logger.warning("duologue %d: reply not sent: %s", session, failure)
-                yield self._core.send_failed(session, now)
+                yield SendFailed(session)
         for session, d in list(self._closing.items()):
             sent, failure = d.outbox.flush(d.pub, now)
             work += sent
@@ -239,7 +239,7 @@ class DuologueChannels:
                 d.outbox.clear()
                 self._outbox_drops += d.outbox.dropped
                 del self._closing[session]
-                self._close_publication(d.pub, d.control_port, now)
+                self._close_publication(d.pub, None if d.ipc else d.control_port, now)
         return work
 
     def advance(self, now: float) -> Steps:
@@ -254,26 +254,30 @@ class DuologueChannels:
                 work += yield from self._try_create(pending, now)
         return work
 
-    def reap_orphans(self, now: float) -> int:
+    def has_orphans(self) -> bool:
+        """Whether :meth:`reap_orphans` has attempts to poll (the loop skips the pass otherwise)."""
+        return bool(self._orphans)
+
+    def reap_orphans(self, now: float) -> Steps:
         """Close what the driver made for orphaned attempts; number of attempts finished."""
-        if not self._orphans:
-            return 0
         answered = [attempt for attempt in self._orphans if attempt.poll()]
         for attempt in answered:
             self._orphans.remove(attempt)
-            self._discard(attempt, now)
+            if not attempt.ipc:
+                self._ports.unhold((attempt.data_port, attempt.control_port))
+            yield from self._discard(attempt, now)
         return len(answered)
 
     def forget_released(self, now: float) -> None:
         """Forget the released ports that are bindable again (each tick)."""
-        self._released = {p: r for p, r in self._released.items() if r[0] > now}
-        self._busy = {*self._released, *(p for o in self._orphans for p in (o.data_port, o.control_port))}
+        self._ports.forget_bindable(now)
 
     # ---- shutdown
 
-    def drop_all_pending(self, now: float) -> None:
+    def drop_all_pending(self, now: float) -> Steps:
         for session in list(self._pending):
-            self._drop_pending(session, now)
+            yield from self._drop_pending(session, now)
+        return 0
 
     def abandon(self) -> None:
         """After the shutdown drain: unanswered adds are left to the client's close, and
@@ -288,10 +292,10 @@ class DuologueChannels:
 
     # ---- creation
 
-    def _push_broadcast(self, data: bytes, now: float) -> None:
-        if not self._broadcast_out.push(data, now + self._options.send_timeout):
-            self._core.log_summary.log(logging.WARNING, "broadcast:full", now,
-                                       "broadcast outbox full (%d): oldest reply dropped", self._broadcast_out.cap)
+    def _push_broadcast(self, data: bytes, now: float, ipc: bool) -> None:
+        if not self._broadcast_out.push(data, now + self._options.send_timeout, ipc):
+            self._log.log(logging.WARNING, "broadcast:full", now,
+                          "broadcast outbox full (%d): oldest reply dropped", self._broadcast_out.cap)
 
     def _in_flight(self) -> int:
         """Duologue channel adds the driver has not answered yet (ours and orphaned)."""
@@ -300,7 +304,8 @@ class DuologueChannels:
     def _try_create(self, pending: Pending, now: float) -> Steps:
         """Start one attempt at a pending duologue's channels (never blocks); 1 if started."""
         a, o = pending.action, self._options
-        busy = max(self._bindable_at(a.data_port, "data"), self._bindable_at(a.control_port, "control"))
+        busy = 0.0 if a.ipc else max(self._ports.bindable_at(a.data_port, "data"),
+                                     self._ports.bindable_at(a.control_port, "control"))
         if now < busy:  # a closed channel of ours may still hold a port
             if busy > pending.deadline and (yield from self._move(pending, now)):
                 return 1  # held longer than this duologue can wait: moved to other ports
@@ -310,19 +315,9 @@ class DuologueChannels:
             pending.next_attempt = now + _RETRY_INTERVAL
             return (yield from self._give_up_if_late(pending, now, f"{o.max_creating} channel adds already in flight"))
         pending.attempts += 1
-        self._guard.own_port(a.data_port, a.owner_ip)
-        attempt = pending.attempt = Attempt(a.data_port, a.control_port)
-        try:
-            attempt.sub_add = self._aeron.async_add_subscription(
-                ChannelUri.udp(endpoint=(o.address, a.data_port), reliable=True, session_id=a.client_session),
-                STREAM_ID, on_available_image=self._on_image(a.session_id, True),
-                on_unavailable_image=self._on_image(a.session_id, False))
-            attempt.pub_add = self._aeron.async_add_exclusive_publication(
-                ChannelUri.udp(control=(o.address, a.control_port), control_mode="dynamic", reliable=True,
-                               session_id=a.session_id, term_length=o.term_length),
-                STREAM_ID)
-        except AeronError as exc:  # not even sent: handled as a refusal by _advance
-            attempt.error = exc
+        if not a.ipc:
+            self._guard.own_port(a.data_port, a.owner_ip)
+        pending.attempt = start_attempt(self._aeron, a, o, self._on_image)
         return 1
 
     def _advance(self, pending: Pending, now: float) -> Steps:
@@ -335,72 +330,70 @@ class DuologueChannels:
         if attempt.error is not None:
             made_pub = attempt.pub is not None
             refused = [port for port, made in ((a.data_port, attempt.sub), (a.control_port, attempt.pub)) if made is None]
-            self._discard(attempt, now)
+            yield from self._discard(attempt, now)
             if isinstance(attempt.error, AddressInUseError):
                 # still bound in the driver: avoided for a while; the next attempt moves the
                 # duologue (once the channels this one made are closed and their ports free)
                 for port in refused:
-                    self._release(port, "data", now + _held_port_wait(self._options.image_liveness_timeout))
+                    self._ports.release(port, "data", now + _held_port_wait(self._options.image_liveness_timeout))
             # A publication of this session that is still lingering makes the retry fail
             # with a session clash: wait until it is gone.
             wait = self._options.linger + _PUB_RELEASE_EXTRA if made_pub else _RETRY_INTERVAL
             pending.next_attempt = now + wait
-            self._core.log_summary.log(logging.INFO, "create_retry", now,
-                                       "duologue %d: attempt %d to open ports %d/%d failed: %s", a.session_id,
-                                       pending.attempts, a.data_port, a.control_port, aeron_cause(attempt.error))
+            self._log.log(logging.INFO, "create_retry", now, "duologue %d: attempt %d to open ports %d/%d failed: %s",
+                          a.session_id, pending.attempts, a.data_port, a.control_port, aeron_cause(attempt.error))
             yield from self._give_up_if_late(pending, now, aeron_cause(attempt.error))
             return 1
         assert attempt.sub is not None and attempt.pub is not None
         del self._pending[a.session_id]
         self._poll_set.add(attempt.sub, a.session_id)
         self._duologues[a.session_id] = Duologue(attempt.pub, attempt.sub, a.data_port, a.control_port,
-                                                  Outbox(self._options.duologue_outbox_cap))
+                                                  Outbox(self._options.duologue_outbox_cap), a.ipc)
         for data in pending.held:
-            self._push_broadcast(data, now)
+            self._push_broadcast(data, now, a.ipc)
         return 1
 
-    def _move(self, pending: Pending, now: float) -> Generator[list[Action], None, bool]:
+    def _move(self, pending: Pending, now: float) -> Generator[GlueFact, None, bool]:
         """Ask the core to move a pending duologue off ports the driver still binds: True if
-        it moved (the new pending, made by the core's CreateDuologue, holds the new CONNECT)."""
+        it moved (the core's new CreateDuologue replaced this pending, whose held CONNECT
+        named the old ports, and the new one holds the new CONNECT)."""
         session = pending.action.session_id
-        moved = self._core.ports_taken(session, now, self._busy)
-        if not moved:
-            return False
-        del self._pending[session]  # its held CONNECT named the old ports
-        yield moved
-        return True
+        yield PortsTaken(session, frozenset(self._ports.busy))
+        return self._pending.get(session) is not pending
 
     def _give_up_if_late(self, pending: Pending, now: float, why: str) -> Steps:
         if now < pending.deadline:
             return 0
         session = pending.action.session_id
-        self._drop_pending(session, now)
-        self._core.log_summary.log(logging.ERROR, "create_failed", now,
-                                   "duologue %d: could not open its channels within %.1f s (%s)",
-                                   session, self._options.create_timeout, why)
-        yield self._core.create_failed(session, now)
+        yield from self._drop_pending(session, now)
+        self._log.log(logging.ERROR, "create_failed", now, "duologue %d: could not open its channels within %.1f s (%s)",
+                      session, self._options.create_timeout, why)
+        yield CreateFailed(session)
         return 1
 
     # ---- closing and ports
 
-    def _discard(self, attempt: Attempt, now: float) -> None:
+    def _discard(self, attempt: Attempt, now: float) -> Generator[GlueFact, None, None]:
         """Close what an answered attempt made and note when its ports are free again.
 
         An add the client timed out may still be created by the driver later, where
         nobody can close it: its port is retired for good (see :mod:`.creation`)."""
+        if attempt.ipc:  # IPC streams bind nothing: close what was made, nothing to retire
+            attempt.close()
+            return
         if attempt.timed_out:
             logger.error("the media driver did not answer a duologue channel add within %.1f s; "
                          "ports %d/%d retired", self._options.driver_timeout, attempt.data_port, attempt.control_port)
             for port in (attempt.data_port, attempt.control_port):
-                self._core.retire_port(port)
+                yield RetirePort(port)
         self._guard.own_port(attempt.data_port, None)
         if attempt.sub is not None:
             attempt.sub.close()
-            self._release(attempt.data_port, "data", now + _SUB_RELEASE)
+            self._ports.release(attempt.data_port, "data", now + _SUB_RELEASE)
         if attempt.pub is not None:
             self._close_publication(attempt.pub, attempt.control_port, now)
 
-    def _drop_pending(self, session: int, now: float) -> bool:
+    def _drop_pending(self, session: int, now: float) -> Generator[GlueFact, None, bool]:
         """Forget a pending duologue (its held CONNECT too); its attempt is cancelled."""
         pending = self._pending.pop(session, None)
         if pending is None:
@@ -408,26 +401,15 @@ class DuologueChannels:
         attempt = pending.attempt
         if attempt is not None:
             if attempt.poll():
-                self._discard(attempt, now)
+                yield from self._discard(attempt, now)
             else:
                 self._orphans.append(attempt)  # closed once the driver answers
-                self._busy.update((attempt.data_port, attempt.control_port))
+                if not attempt.ipc:
+                    self._ports.hold((attempt.data_port, attempt.control_port))
         return True
 
-    def _bindable_at(self, port: int, role: str) -> float:
-        """When ``port`` can be bound for ``role``; a new publication shares a lingering
-        publication's control socket, so control after control is never delayed."""
-        if any(port in (o.data_port, o.control_port) for o in self._orphans):
-            return math.inf  # an orphaned attempt may still bind it
-        released = self._released.get(port)
-        if released is None or released[1] == role == "control":
-            return 0.0
-        return released[0]
-
-    def _release(self, port: int, role: str, bindable_at: float) -> None:
-        self._released[port] = (bindable_at, role)
-        self._busy.add(port)
-
-    def _close_publication(self, pub: Publication, control_port: int, now: float) -> None:
+    def _close_publication(self, pub: Publication, control_port: int | None, now: float) -> None:
+        """Close ``pub``; its ``control_port`` (None: an IPC stream) is bindable after its linger."""
         pub.close()
-        self._release(control_port, "control", now + self._options.linger + _PUB_RELEASE_EXTRA)
+        if control_port is not None:
+            self._ports.release(control_port, "control", now + self._options.linger + _PUB_RELEASE_EXTRA)

@@ -19,16 +19,26 @@ add out, never hands those ports out again (the bindings do not expose
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from ...client import PendingAdd
+from ...channel import ChannelUri
+from ...client import Aeron, PendingAdd
 from ...errors import AeronError, DriverTimeoutError
 from ...publication import ExclusivePublication
 from ...subscription import Subscription
 from ..core.contract import CreateDuologue
+from ..core.protocol import STREAM_ID
 
-__all__ = ["Attempt", "Pending", "is_driver_timeout"]
+if TYPE_CHECKING:
+    from ...subscription import Image
+    from .options import ServerOptions
+
+__all__ = ["Attempt", "Pending", "is_driver_timeout", "start_attempt"]
+
+#: ``on_image(key, up)``: the conductor callback for images coming (``up``) or going on subscription ``key``.
+OnImage = Callable[[int | None, bool], Callable[["Image"], None]]
 
 H = TypeVar("H")
 
@@ -56,6 +66,7 @@ class Attempt:
     pub: ExclusivePublication | None = None
     error: AeronError | None = None
     timed_out: bool = False
+    ipc: bool = False  # a same-host client's IPC channels: the "ports" are streams
 
     def poll(self) -> bool:
         """Poll the adds still in flight (never blocks); True once both are answered."""
@@ -94,3 +105,32 @@ class Pending:
     held: list[bytes] = field(default_factory=list)
     attempts: int = 0
     attempt: Attempt | None = None  # in flight
+
+
+def start_attempt(aeron: Aeron, action: CreateDuologue, options: ServerOptions, on_image: OnImage) -> Attempt:
+    """Ask the driver for a duologue's subscription and exclusive publication (never blocks).
+
+    UDP: the subscription on ``data_port`` (only the client's session), the publication's
+    control on ``control_port`` (dynamic MDC, the client subscribes through it). IPC (a
+    same-host client): both ``aeron:ipc``, the client publishing on stream ``data_port``
+    and we on ``control_port``, each with its session id. An add refused at once leaves
+    its error in the attempt (handled as a refusal when the attempt is polled)."""
+    a, o = action, options
+    attempt = Attempt(a.data_port, a.control_port, ipc=a.ipc)
+    on_up, on_down = on_image(a.session_id, True), on_image(a.session_id, False)
+    if a.ipc:
+        sub_uri, sub_stream = ChannelUri.ipc(session_id=a.client_session), a.data_port
+        pub_uri = ChannelUri.ipc(session_id=a.session_id, term_length=o.term_length)
+        pub_stream = a.control_port
+    else:
+        sub_uri = ChannelUri.udp(endpoint=(o.address, a.data_port), reliable=True, session_id=a.client_session)
+        pub_uri = ChannelUri.udp(control=(o.address, a.control_port), control_mode="dynamic", reliable=True,
+                                 session_id=a.session_id, term_length=o.term_length)
+        sub_stream = pub_stream = STREAM_ID
+    try:
+        attempt.sub_add = aeron.async_add_subscription(sub_uri, sub_stream, on_available_image=on_up,
+                                                       on_unavailable_image=on_down)
+        attempt.pub_add = aeron.async_add_exclusive_publication(pub_uri, pub_stream)
+    except AeronError as exc:  # not even sent
+        attempt.error = exc
+    return attempt

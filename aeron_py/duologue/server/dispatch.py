@@ -12,9 +12,11 @@ Each action goes to the collaborator that owns what it is about:
 * ``BlockSource``: the driver's endpoint filter (:mod:`.endpoint_guard`);
 * ``Event``: telemetry, for the whole list before any action runs (:mod:`.telemetry`).
 
-A collaborator that has to tell the core something while doing so (``create_failed``,
-``send_failed``) yields the core's answer (:mod:`.steps`); :meth:`Dispatcher.drain`
-executes it at once, before the rest of the list, as the core expects.
+A collaborator that finds something the core must decide (a send that failed, channels
+not made, a port still bound or lost) yields that fact (:mod:`.steps`); :meth:`Dispatcher.drain`
+tells the core and executes its answer at once, before the rest of the list, as the core
+expects. This is the only place of the glue, besides the passes that feed it events and
+messages, that calls the core.
 """
 from __future__ import annotations
 
@@ -23,12 +25,13 @@ from typing import TYPE_CHECKING
 from .application import ApplicationGlue
 from .channels import DuologueChannels
 from .image_admission import ImageAdmission
-from .steps import Steps
+from .steps import CreateFailed, GlueFact, PortsTaken, RetirePort, SendFailed, Steps
 from ..core.contract import (BlockSource, Broadcast, CloseDuologue, CreateDuologue, Deliver, Event, RejectImage,
                              SendDuologue)
 
 if TYPE_CHECKING:
     from ..core.contract import Action
+    from ..core.server import DuologueServerCore
     from .endpoint_guard import EndpointGuard
     from .telemetry import ServerTelemetry
 
@@ -38,8 +41,9 @@ __all__ = ["Dispatcher"]
 class Dispatcher:
     """Executes the core's actions by handing each to its owner."""
 
-    def __init__(self, channels: DuologueChannels, admission: ImageAdmission, guard: EndpointGuard,
-                 telemetry: ServerTelemetry | None, application: ApplicationGlue) -> None:
+    def __init__(self, core: DuologueServerCore, channels: DuologueChannels, admission: ImageAdmission,
+                 guard: EndpointGuard, telemetry: ServerTelemetry | None, application: ApplicationGlue) -> None:
+        self._core = core
         self._application = application
         self._channels = channels
         self._admission = admission
@@ -64,7 +68,7 @@ class Dispatcher:
             elif isinstance(action, CloseDuologue):
                 session = action.session_id
                 had_images = self._channels.is_live(session) and self._admission.forget_duologue(session)
-                self._channels.close(session, had_images, now)
+                self.drain(self._channels.close(session, had_images, now), now)
                 self._application.closed(session, action.reason)
             elif isinstance(action, RejectImage):
                 self._admission.reject(action)
@@ -77,7 +81,20 @@ class Dispatcher:
         """Run a collaborator's pass, executing each list of actions it yields as it comes; its work count."""
         while True:
             try:
-                actions = next(steps)
+                step = next(steps)
             except StopIteration as done:
                 return int(done.value)
-            self.execute(actions, now)
+            self.execute(step if isinstance(step, list) else self._tell_core(step, now), now)
+
+    def _tell_core(self, fact: GlueFact, now: float) -> list[Action]:
+        """A glue collaborator's fact to the core; the core's answer."""
+        if isinstance(fact, SendFailed):
+            return self._core.send_failed(fact.session_id, now)
+        if isinstance(fact, CreateFailed):
+            return self._core.create_failed(fact.session_id, now)
+        if isinstance(fact, PortsTaken):
+            return self._core.ports_taken(fact.session_id, now, fact.busy_ports)
+        if isinstance(fact, RetirePort):
+            self._core.retire_port(fact.port)
+            return []
+        raise TypeError(f"unknown glue fact {fact!r}")

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .channels import DuologueChannels
-from .images import ImageBook, TrackedImage, reject_image
+from .images import IPC_HELLOS, ImageBook, TrackedImage, duologue_of, reject_image
 from .steps import Steps
-from ..core.protocol import split_source_identity
+from ..core.protocol import image_source
 
 if TYPE_CHECKING:
     from ...poll_set import PollSet
@@ -75,10 +75,12 @@ class ImageAdmission:
     """The announced images (an :class:`~.images.ImageBook`) and the events that change them."""
 
     def __init__(self, core: DuologueServerCore, events: ImageEvents, all_clients: Subscription,
-                 poll_set: PollSet[int], channels: DuologueChannels) -> None:
+                 poll_set: PollSet[int], channels: DuologueChannels,
+                 ipc_all_clients: Subscription | None = None) -> None:
         self._core = core
         self._events = events
         self._all_clients = all_clients
+        self._ipc_all_clients = ipc_all_clients
         self._poll_set = poll_set
         self._channels = channels
         self._images = ImageBook()
@@ -142,27 +144,31 @@ class ImageAdmission:
         self._images.clear()
 
     def _subscription(self, key: int | None) -> Subscription | None:
-        return self._all_clients if key is None else self._channels.subscription(key)
+        if key is None:
+            return self._all_clients
+        return self._ipc_all_clients if key == IPC_HELLOS else self._channels.subscription(key)
 
     def _image_up(self, ev: ImageEvent, now: float) -> list[Action]:
-        if ev.key is not None and not self._channels.is_live(ev.key):
+        session = duologue_of(ev.key)
+        if session is not None and not self._channels.is_live(session):
             return []  # the duologue is already closed (its subscription with it)
         if ev.image_id in self._images:
             return []
         try:
-            source_host, source_port = split_source_identity(ev.source)
+            source_host, source_port = image_source(ev.source)
         except ValueError as exc:
             logger.error("image %d has an unusable source: %s; rejecting it", ev.image_id, exc)
             reject_image(self._subscription(ev.key), ev.session_id, "bad source identity")
             return []
         self._images.add(TrackedImage(ev.image_id, ev.key, ev.session_id, ev.source, source_port, source_host))
-        if ev.key is None:
+        if session is None:
             return self._core.initial_image_available(ev.image_id, ev.session_id, ev.source, ev.term_length, now)
-        return self._core.duologue_image_available(ev.key, ev.image_id, ev.source, ev.term_length, now)
+        return self._core.duologue_image_available(session, ev.image_id, ev.source, ev.term_length, now)
 
     def _image_down(self, ev: ImageEvent, now: float) -> list[Action]:
         if self._images.remove(ev.image_id) is None:
             return []  # never announced (its duologue was already gone)
-        if ev.key is None:  # duologues whose CONNECT is still held have nobody waiting: closed
+        session = duologue_of(ev.key)
+        if session is None:  # duologues whose CONNECT is still held have nobody waiting: closed
             return self._core.initial_image_unavailable(ev.image_id, now, self._channels.pending_sessions)
-        return self._core.duologue_image_unavailable(ev.key, ev.image_id, now)
+        return self._core.duologue_image_unavailable(session, ev.image_id, now)

@@ -19,14 +19,23 @@ from dataclasses import dataclass
 from ...errors import AeronError
 from ...subscription import Subscription
 
-__all__ = ["ImageBook", "TrackedImage", "reject_image"]
+__all__ = ["IPC_HELLOS", "ImageBook", "TrackedImage", "duologue_of", "reject_image"]
 
 logger = logging.getLogger(__name__)
+
+#: The subscription key of the IPC all-clients subscription (same-host clients' HELLOs).
+#: Keys: None, the UDP all-clients subscription; IPC_HELLOS; a session id (>= 1), a duologue's.
+IPC_HELLOS = -1
+
+
+def duologue_of(key: int | None) -> int | None:
+    """The duologue whose subscription ``key`` is; None for an all-clients one (UDP or IPC)."""
+    return None if key == IPC_HELLOS else key
 
 
 @dataclass(frozen=True)
 class TrackedImage:
-    """An image announced to the core; ``key`` None = all-clients, else duologue session."""
+    """An image announced to the core; ``key`` None or :data:`IPC_HELLOS` = all-clients, else duologue session."""
 
     image_id: int
     key: int | None

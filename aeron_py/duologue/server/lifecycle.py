@@ -26,12 +26,14 @@ from ...errors import AeronError, aeron_cause
 from ...traffic import QuietIdle
 from ...poll_set import PollSet
 from ..core.capacity import counters_buffer_length
-from .channels import DuologueChannels, OnImage
+from .channels import DuologueChannels
+from .creation import OnImage
 from .duologue_keys import DuologueKeyring
 from .endpoint_guard import EndpointGuard, FilterLimits
 from .ephemeral_ports import warn_if_ephemeral
 from .file_limit import ensure_file_limit
-from ..core.protocol import STREAM_ID
+from ..core.protocol import IPC_BROADCAST_STREAM, IPC_HELLO_STREAM, STREAM_ID
+from .images import IPC_HELLOS
 from .telemetry import ServerTelemetry
 from .telemetry_recording import TelemetryRecording
 
@@ -71,7 +73,9 @@ class ServerLifecycle:
         self.guard: EndpointGuard | None = None
         self.broadcast: Publication | None = None
         self.all_clients: Subscription | None = None
-        self.hello_set: PollSet[None] | None = None  # the all-clients subscription
+        self.ipc_broadcast: Publication | None = None  # max_ipc_clients: the IPC all-clients channels
+        self.ipc_all_clients: Subscription | None = None
+        self.hello_set: PollSet[int | None] | None = None  # the all-clients subscriptions (IPC: key IPC_HELLOS)
         self.poll_set: PollSet[int] | None = None  # every live duologue's subscription, keyed by session
         self.telemetry: ServerTelemetry | None = None
         self.recording: TelemetryRecording | None = None  # --record
@@ -104,6 +108,18 @@ class ServerLifecycle:
                             f"{aeron_cause(exc)}") from exc
         self.hello_set, self.poll_set = PollSet(), PollSet()
         self.hello_set.add(self.all_clients, None)
+        if self._config.max_ipc_clients:
+            self._setup_ipc(on_image)
+
+    def _setup_ipc(self, on_image: OnImage) -> None:
+        """The IPC all-clients channels: same-host clients' HELLOs in, the replies out."""
+        assert self.aeron is not None and self.hello_set is not None
+        self.ipc_broadcast = self.aeron.add_publication(
+            ChannelUri.ipc(term_length=self._options.term_length), IPC_BROADCAST_STREAM)
+        self.ipc_all_clients = self.aeron.add_subscription(
+            ChannelUri.ipc(), IPC_HELLO_STREAM, on_available_image=on_image(IPC_HELLOS, True),
+            on_unavailable_image=on_image(IPC_HELLOS, False))
+        self.hello_set.add(self.ipc_all_clients, IPC_HELLOS)
 
     def keyring(self) -> DuologueKeyring | None:
         """Secure mode: the keyring of the duologues' keys in this driver (None: plain mode)."""
@@ -154,6 +170,9 @@ class ServerLifecycle:
     def _quiet_idle(self) -> QuietIdle | None:
         o = self._options
         if o.quiet_after is None or not o.endpoint_filter:
+            return None
+        if self._config.max_ipc_clients:  # IPC traffic never rings the driver's traffic bell
+            logger.info("IPC clients served: the quiet idle is off (polls back off instead)")
             return None
         deep_after = None if o.deep_quiet_after is None else o.quiet_after + o.deep_quiet_after
         return QuietIdle(o.quiet_after, o.quiet_period, deep_after, o.deep_quiet_period)

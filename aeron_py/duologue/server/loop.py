@@ -73,6 +73,7 @@ from ...secure import SecureTransport
 from .blocklist_enforcement import BlocklistEnforcement
 from .application import Application, ApplicationGlue
 from .blocklist_watch import BlocklistWatch
+from .broadcasts import Broadcasts
 from .channels import DuologueChannels
 from .dispatch import Dispatcher
 from .endpoint_guard import EndpointGuard
@@ -338,7 +339,9 @@ class DuologueServer:
             work += s.dispatch.drain(s.channels.flush(now), now)
         if s.channels.has_pending():
             work += s.dispatch.drain(s.channels.advance(now), now)
-        return work + s.channels.reap_orphans(now)
+        if s.channels.has_orphans():
+            work += s.dispatch.drain(s.channels.reap_orphans(now), now)
+        return work
 
     def _poll_images(self, now: float) -> int:
         """One poll pass over every subscription; the number of messages."""
@@ -377,12 +380,14 @@ class DuologueServer:
         life.setup(None if self._watch is None else self._watch.blocklist, self._image_events.callback)
         assert life.aeron is not None and life.guard is not None and life.broadcast is not None
         assert life.all_clients is not None and life.hello_set is not None and life.poll_set is not None
-        channels = DuologueChannels(self.options, self._core, life.aeron, life.guard, life.poll_set,
-                                    life.broadcast, self._image_events.callback, life.keyring())
-        admission = ImageAdmission(self._core, self._image_events, life.all_clients, life.poll_set, channels)
+        broadcasts = Broadcasts(life.broadcast, self.options.broadcast_cap, life.ipc_broadcast)
+        channels = DuologueChannels(self.options, self._core.log_summary, life.aeron, life.guard, life.poll_set,
+                                    broadcasts, self._image_events.callback, life.keyring())
+        admission = ImageAdmission(self._core, self._image_events, life.all_clients, life.poll_set, channels,
+                                   life.ipc_all_clients)
         polling = MessagePolling(self._core, admission, channels, life.hello_set, life.poll_set, self._watch)
         telemetry = life.open_telemetry(functools.partial(glue_counters, self._core, channels, life.guard, life.secure_transport))
-        dispatch = Dispatcher(channels, admission, life.guard, telemetry,
+        dispatch = Dispatcher(self._core, channels, admission, life.guard, telemetry,
                               ApplicationGlue(self._core, self.application))
         self._serving = _Serving(
             life.aeron, life.guard, channels, admission, polling, dispatch,
@@ -396,7 +401,7 @@ class DuologueServer:
                 now = time.monotonic()
                 s.guard.disown_all()  # first: then freeing each duologue's ports costs no table publication
                 s.dispatch.execute(self._core.shutdown(now), now)
-                s.channels.drop_all_pending(now)
+                s.dispatch.drain(s.channels.drop_all_pending(now), now)
                 closed = time.monotonic()
                 self._drain(s, closed + min(self.options.send_timeout, 1.0))
                 s.channels.abandon()
@@ -415,4 +420,4 @@ class DuologueServer:
         idle = BackoffIdleStrategy(max_park_ns=1_000_000)
         while s.channels.draining() and time.monotonic() < deadline:
             now = time.monotonic()
-            idle.idle(s.aeron.do_work() + s.dispatch.drain(s.channels.flush(now), now) + s.channels.reap_orphans(now))
+            idle.idle(s.aeron.do_work() + s.dispatch.drain(s.channels.flush(now), now) + s.dispatch.drain(s.channels.reap_orphans(now), now))

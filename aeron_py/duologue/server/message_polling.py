@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 
 from .channels import DuologueChannels
 from .image_admission import ImageAdmission
+from .images import duologue_of
+from ..core.protocol import IPC_SOURCE
 from .steps import Steps
 
 if TYPE_CHECKING:
@@ -37,11 +39,11 @@ class MessagePolling:
     """Reads the two :class:`~aeron_py.PollSet` s and hands each message to the core."""
 
     def __init__(self, core: DuologueServerCore, admission: ImageAdmission, channels: DuologueChannels,
-                 hello_set: PollSet[None], poll_set: PollSet[int], watch: BlocklistWatch | None = None) -> None:
+                 hello_set: PollSet[int | None], poll_set: PollSet[int], watch: BlocklistWatch | None = None) -> None:
         self._core = core
         self._admission = admission
         self._channels = channels
-        self._hello_set = hello_set  # the all-clients subscription
+        self._hello_set = hello_set  # the all-clients subscriptions (UDP, and IPC when served)
         self._poll_set = poll_set  # every live duologue's subscription, keyed by session
         self._watch = watch  # the blocklist in force, if the server has one
 
@@ -49,8 +51,8 @@ class MessagePolling:
         """Read every subscription (two calls) and feed the core (its actions of each message
         yielded, executed before the next message is looked at); the number of messages."""
         work = 0
-        for _, session_id, data in self._hello_set.poll(POLL_LIMIT_ALL_CLIENTS):
-            yield self._deliver(None, session_id, data, now)
+        for key, session_id, data in self._hello_set.poll(POLL_LIMIT_ALL_CLIENTS):
+            yield self._deliver(key, session_id, data, now)
             work += 1
         for session, session_id, data in self._poll_set.poll(POLL_LIMIT):
             yield self._deliver(session, session_id, data, now)
@@ -58,22 +60,24 @@ class MessagePolling:
         return work
 
     def _deliver(self, key: int | None, session_id: int, data: bytes, now: float) -> list[Action]:
-        """One message of subscription ``key`` (None: all-clients) from ``session_id`` to the core."""
-        if key is not None and not self._channels.is_live(key):
+        """One message of subscription ``key`` (all-clients or a duologue's: :func:`.images.duologue_of`)
+        from ``session_id`` to the core."""
+        duologue = duologue_of(key)
+        if duologue is not None and not self._channels.is_live(duologue):
             return []  # closed by an earlier message of this batch
         image_id = self._admission.image_for(key, session_id)
         if image_id is None:  # cannot happen: image events are handled before polling
             self._core.log_summary.log(logging.WARNING, "message:unknown_image", now,
                                        "message from unannounced session %d dropped", session_id)
             return []
-        if key is None:  # the core's facts: the source's blocklist entry, the ports still bound
+        if duologue is None:  # the core's facts: the source's blocklist entry, the ports still bound
             return self._core.hello_received(image_id, data, now, blocked=self._blocked(image_id),
                                              busy_ports=self._channels.busy_ports)
-        return self._core.duologue_message(key, image_id, data, now)
+        return self._core.duologue_message(duologue, image_id, data, now)
 
     def _blocked(self, image_id: int) -> str | None:
         """The blocklist entry in force now for initial image ``image_id``'s source, or None."""
         if self._watch is None:
             return None
         host = self._admission.source_host(image_id)
-        return None if host is None else self._watch.is_blocked(host)
+        return None if host is None or host == IPC_SOURCE else self._watch.is_blocked(host)

@@ -25,7 +25,7 @@ from ...channel import ChannelUri
 from ...driver import MediaDriver
 from ...errors import AeronError, AeronTimeoutError, error_summary
 from ...duologue.client_security import SHARED_KEY_HOLD, ClientKeys, ClientSecurity, ServerKeyRefused, wrong_server_key
-from ...duologue.client_channels import DEFAULT_TERM_LENGTH, publication_channel, source_ip
+from ...duologue.client_channels import CLOSE_LINGER, DEFAULT_TERM_LENGTH, LINGER_NS, publication_channel, source_ip
 from .common import EchoResult, check_pacing
 from ...duologue.core.client import EchoClientCore, Failed, OpenDuologue, random_payload
 from ...duologue.core.protocol import STREAM_ID, Echoed
@@ -35,8 +35,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["AsyncEchoClient", "run_echo_client"]
 
-_LINGER_NS = 100_000_000
-_CLOSE_LINGER = 0.15  # s the embedded driver stays up after close, to send end-of-stream
+
 _TICK = 0.1  # s between the core's timeout checks while a reply is awaited
 
 
@@ -110,7 +109,7 @@ class AsyncEchoClient:
         if self._aeron is None:
             cleanup: dict[str, Any] = {} if self._dir is None else {"dir_delete_on_start": True,
                                                                      "dir_delete_on_shutdown": True}
-            self._driver = await asyncio.to_thread(MediaDriver, self._dir, publication_linger_timeout_ns=_LINGER_NS,
+            self._driver = await asyncio.to_thread(MediaDriver, self._dir, publication_linger_timeout_ns=LINGER_NS,
                                                    secure_transport=self._security is not None, **cleanup)
             self._aeron = await asyncio.to_thread(aio.Aeron, driver=self._driver, client_name="echo-client")
         if self._security is not None:
@@ -152,7 +151,7 @@ class AsyncEchoClient:
             resource.close()
         if self._shared is None and self._aeron is not None:
             if owned and not self._aeron.is_closed:
-                await asyncio.sleep(_CLOSE_LINGER)  # the driver sends end-of-stream for the closed publications
+                await asyncio.sleep(CLOSE_LINGER)  # the driver sends end-of-stream for the closed publications
             self._aeron.close()
         if self._driver is not None:
             await asyncio.to_thread(self._driver.close)

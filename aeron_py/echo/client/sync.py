@@ -39,7 +39,8 @@ from ...duologue.client_channels import DEFAULT_TERM_LENGTH, source_ip
 from ...duologue.client_security import ClientSecurity
 from ...duologue.core.client import EchoClientCore, Failed, random_payload
 from ...duologue.core.protocol import Echoed
-from ...duologue.handshake import ClientChannels, ClientHandshake, HandshakePhase
+from ...duologue.client_channels import ClientChannels
+from ...duologue.handshake import ClientHandshake, HandshakePhase
 from ...errors import AeronError, OfferError, error_summary
 from ...idle import BackoffIdleStrategy
 from ...publication import ExclusivePublication

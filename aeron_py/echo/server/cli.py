@@ -70,6 +70,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--base-port", type=int, help=f"first duologue port (default {DEFAULTS['base_port']})")
     p.add_argument("--clients", type=int, help=f"maximum duologues (default {DEFAULTS['clients']})")
     p.add_argument("--max-per-ip", type=int, default=3, help="duologues per source IP (default 3)")
+    p.add_argument("--ipc-clients", type=int, default=0, metavar="N",
+                   help="also serve up to N same-host clients over IPC, through this server's media driver "
+                   "(aeron_py.duologue.connect_ipc(DIR); give --dir so they can find it); not with --secure "
+                   "(default 0: none)")
     p.add_argument("--expiry", type=_positive_float, default=10.0,
                    help="seconds a duologue may wait for its client (default 10)")
     p.add_argument("--reclaim-after", type=_non_negative_float, default=DEFAULT_RECLAIM_AFTER,
@@ -229,7 +233,7 @@ def settings(args: argparse.Namespace, p: argparse.ArgumentParser) -> tuple[Serv
             flood_penalty=args.flood_penalty or DEFAULT_FLOOD_PENALTY, max_message=args.max_message,
             ipv6_prefix=args.ipv6_prefix, max_image_term_length=args.max_image_term_length,
             max_large_term_images=args.large_term_images, max_large_term_images_per_ip=args.large_term_images_per_ip,
-            secure=secure_mode(args, p))
+            secure=secure_mode(args, p), max_ipc_clients=args.ipc_clients)
         options = ServerOptions(
             address=values["address"], port=values["port"], control_port=values["control_port"],
             dir=values["dir"], term_length=args.term_length, blocklist=args.blocklist, events=args.events,
@@ -274,7 +278,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                   file=sys.stderr, flush=True)
         print(f"echo_server: serving on {o.address} port {o.port} control {o.control_port}, "
               f"{config.max_clients} clients on ports {config.clients_base_port}-"
-              f"{config.clients_base_port + 2 * config.max_clients - 1}, driver dir {s.driver_dir}",
+              f"{config.clients_base_port + 2 * config.max_clients - 1}, driver dir {s.driver_dir}"
+              + (f", {config.max_ipc_clients} same-host IPC clients" if config.max_ipc_clients else ""),
               file=sys.stderr, flush=True)
 
     grace = args.shutdown_grace

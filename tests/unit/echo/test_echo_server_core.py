@@ -241,8 +241,8 @@ def test_initial_image_contract() -> None:
     assert core.initial_image_unavailable(5, 1.0) == []
     with pytest.raises(CoreUsageError, match="never"):
         core.initial_image_unavailable(5, 1.0)
-    with pytest.raises(ValueError, match="aeron:ipc"):
-        core.initial_image_available(6, 1, "aeron:ipc", SMALL_TERM, 0.0)
+    with pytest.raises(ValueError, match="no port"):
+        core.initial_image_available(6, 1, "aeron:udp", SMALL_TERM, 0.0)
 
 
 def test_oversized_initial_image_rejected_and_its_hello_answered() -> None:

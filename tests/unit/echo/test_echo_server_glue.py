@@ -17,6 +17,7 @@ from aeron_py.duologue.core.protocol import format_hello
 from aeron_py.duologue.core.contract import ServerConfig
 from aeron_py.duologue.core.server import DuologueServerCore
 from aeron_py.duologue.server.application import ApplicationGlue
+from aeron_py.duologue.server.broadcasts import Broadcasts
 from aeron_py.duologue.server.channels import DuologueChannels
 from aeron_py.duologue.server.dispatch import Dispatcher
 from aeron_py.echo.server.echo_application import EchoApplication
@@ -100,11 +101,12 @@ def test_a_hello_goes_from_the_poll_set_through_the_dispatcher_to_the_channel_ad
     core = DuologueServerCore(ServerConfig(max_clients=4, clients_base_port=BASE), rng=random.Random(7))
     aeron, guard, broadcast = Aeron(), Guard(), Publication()
     hello_set, poll_set, events = PollSet(), PollSet(), ImageEvents()
-    channels = DuologueChannels(ServerOptions(), core, aeron, guard, poll_set, broadcast,  # type: ignore[arg-type]
+    broadcasts = Broadcasts(broadcast, ServerOptions().broadcast_cap)  # type: ignore[arg-type]
+    channels = DuologueChannels(ServerOptions(), core.log_summary, aeron, guard, poll_set, broadcasts,  # type: ignore[arg-type]
                                 events.callback)
     admission = ImageAdmission(core, events, object(), poll_set, channels)  # type: ignore[arg-type]
     polling = MessagePolling(core, admission, channels, hello_set, poll_set)  # type: ignore[arg-type]
-    dispatch = Dispatcher(channels, admission, guard, None,  # type: ignore[arg-type]
+    dispatch = Dispatcher(core, channels, admission, guard, None,  # type: ignore[arg-type]
                           ApplicationGlue(core, EchoApplication()))
 
     events.callback(None, True)(Image(1, 77, "10.0.0.2:40000"))  # the conductor's callback: enqueue only
