@@ -41,8 +41,10 @@ from .server.application import Application, Duologue
 from .server.loop import DuologueServer
 from .server.options import ServerOptions
 from .client import ClientDuologue, connect, connect_ipc
+from .async_client import AsyncClientDuologue, connect_async, connect_ipc_async
 from .errors import DuologueClosed, DuologueError, DuologueRefused, DuologueTimeout
 
-__all__ = ["Application", "ClientDuologue", "CloseReason", "Duologue", "DuologueClosed",
+__all__ = ["Application", "AsyncClientDuologue", "ClientDuologue", "CloseReason", "Duologue", "DuologueClosed",
            "DuologueError", "DuologueInfo", "DuologueRefused", "DuologueServer", "DuologueTimeout", "ServerConfig",
-           "ServerOptions", "ServerStats", "connect", "connect_ipc"]
+           "ServerOptions", "ServerStats", "connect", "connect_async", "connect_ipc",
+           "connect_ipc_async"]

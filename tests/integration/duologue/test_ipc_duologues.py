@@ -14,7 +14,8 @@ if str(_HERE.parents[1] / "echo") not in sys.path:  # echo_harness
     sys.path.insert(0, str(_HERE.parents[1] / "echo"))
 
 from aeron_py.duologue import (CloseReason, Duologue, DuologueClosed, DuologueRefused,  # noqa: E402
-                               DuologueServer, DuologueTimeout, ServerConfig, ServerOptions, connect, connect_ipc)
+                               DuologueServer, DuologueTimeout, ServerConfig, ServerOptions, connect, connect_ipc,
+                               connect_ipc_async)
 from aeron_py.errors import AeronError  # noqa: E402
 from echo_harness import HOST, PortBlocks, Ports, wait_until  # noqa: E402
 
@@ -107,6 +108,17 @@ def test_the_server_closing_an_ipc_duologue_reaches_its_client(served: tuple[Duo
         with pytest.raises(DuologueClosed):
             for _ in range(100):  # bounded: the close arrives within the timeout
                 duologue.receive(timeout=10)
+
+
+async def test_an_ipc_duologue_on_asyncio(served: tuple[DuologueServer, Ports, Upper]) -> None:
+    server, _, _ = served
+    assert server.driver_dir is not None
+    async with await connect_ipc_async(server.driver_dir, timeout=10) as duologue:
+        for n in range(5):
+            await duologue.send(b"async %d" % n)
+            assert await duologue.receive(timeout=5) == b"ASYNC %d" % n
+        await duologue.send(b"BYE")
+        assert [message async for message in duologue] == []  # the application closed it: iteration ends
 
 
 def test_a_server_without_ipc_clients_answers_nobody_over_ipc(tmp_path: Path) -> None:
