@@ -3,7 +3,7 @@
 Used by the Echo server's per-IP limits (:mod:`aeron_py.duologue.core.per_ip`), the driver's
 endpoint filter (:mod:`aeron_py.endpoint_filter`, whose C side is handed the same prefix
 lengths) and the blocklist (:mod:`aeron_py.duologue.blocklist`; network parsing lives here).
-The analytics job computes the same key in Spark SQL (:func:`aeron_py.analytics.rules.with_client_key`; its tests compare it with this one).
+The analytics job computes the same key in Spark SQL (:func:`aeron_py.analytics.rules.with_source_key`; its tests compare it with this one).
 
 Pure Python: no Aeron, no I/O.
 """
@@ -39,7 +39,7 @@ def canonical_ip(ip: str) -> str:
     return str(type(address)(int(address)))
 
 
-def client_key(ip: str, ipv4_prefix: int = 32, ipv6_prefix: int = 64) -> str:
+def source_key(ip: str, ipv4_prefix: int = 32, ipv6_prefix: int = 64) -> str:
     """The per-source key: the address masked to the prefix length of its family.
 
     IPv4 at /32 is the address itself (``'192.0.2.7'``); anything else is written as a

@@ -21,7 +21,7 @@ drops:
   dropped for its term length, for a log line that says who and which setting admits it.
 
 A *source* is an address masked to ``ipv4_prefix`` / ``ipv6_prefix`` bits (IPv4-mapped IPv6
-is IPv4): :func:`aeron_py.addresses.client_key` is the one definition of that rule; the C side is only handed
+is IPv4): :func:`aeron_py.addresses.source_key` is the one definition of that rule; the C side is only handed
 the prefix lengths.
 
 Each drop reason has a counter in the driver's CnC file (type id
@@ -79,7 +79,7 @@ class EndpointFilterConfig:
     (default ``max(1, setup_rate)``).
     ``max_images_per_source`` / ``max_images_total``: concurrent images (plus admitted SETUPs
     awaiting their image) on ports without an owner.
-    ``ipv4_prefix`` / ``ipv6_prefix``: what a source is (see :func:`aeron_py.addresses.client_key`).
+    ``ipv4_prefix`` / ``ipv6_prefix``: what a source is (see :func:`aeron_py.addresses.source_key`).
     ``max_sources``: sources tracked at once; a new source beyond it is refused
     (``source_table_full``) until idle ones can be forgotten.
     ``max_pending`` / ``pending_timeout``: admitted SETUPs tracked while their image is made.

@@ -1,7 +1,7 @@
 """End-to-end timing of the telemetry analytics job.
 
     python -m benchmarks.analytics_bench [--sizes 1000000 3000000 10000000] [--master local[2]]
-    python -m benchmarks.analytics_bench --client-key [--addresses 200000]
+    python -m benchmarks.analytics_bench --source-key [--addresses 200000]
 
 For each size, synthetic telemetry is generated once (``aeron_py.analytics.generate``,
 seed fixed) and cached under ``benchmarks/.data/`` (git-ignored). The job then runs as an operator would start it,
@@ -10,12 +10,12 @@ so the time includes Python and JVM start-up. Results go to
 ``benchmarks/results/analytics.json`` and ``benchmarks/results/analytics.png``.
 Target: 10 M events in at most 60 s on ``local[2]`` (issue 10).
 
-``--client-key`` instead times the two ways of keying client addresses in Spark over
+``--source-key`` instead times the two ways of keying client addresses in Spark over
 distinct addresses (the job has about 190,000 at 10 M events): the column expressions
-of ``rules.with_client_key`` and a Python UDF calling ``aeron_py.addresses.client_key``
+of ``rules.with_source_key`` and a Python UDF calling ``aeron_py.addresses.source_key``
 (pandas/Arrow are not dependencies of the project; a plain UDF ships the rows pickled),
 each run cold (first query: planning, code generation, Python workers) and warm.
-Results go to ``benchmarks/results/analytics_client_key.json``.
+Results go to ``benchmarks/results/analytics_source_key.json``.
 """
 
 from __future__ import annotations
@@ -62,17 +62,17 @@ def random_addresses(count: int, seed: int) -> list[str]:
     return sorted(result)
 
 
-def client_key_comparison(count: int, prefix: int = 64) -> dict[str, Any]:
+def source_key_comparison(count: int, prefix: int = 64) -> dict[str, Any]:
     """Seconds to key ``count`` distinct addresses: Spark expression vs Python UDF."""
     from pyspark import cloudpickle
     from pyspark.sql import functions as F
 
     import aeron_py.addresses
-    from aeron_py.addresses import client_key
-    from aeron_py.analytics.rules import with_client_key
+    from aeron_py.addresses import source_key
+    from aeron_py.analytics.rules import with_source_key
     from aeron_py.analytics.session import build_session
 
-    # Ship client_key by value: importing aeron_py on a worker needs the compiled extension.
+    # Ship source_key by value: importing aeron_py on a worker needs the compiled extension.
     cloudpickle.register_pickle_by_value(aeron_py.addresses)
     spark = build_session("local[2]", log_level="ERROR")
     try:
@@ -82,13 +82,13 @@ def client_key_comparison(count: int, prefix: int = 64) -> dict[str, Any]:
 
         def udf_key(ip: str) -> tuple[str, str]:
             try:
-                key = client_key(ip, 32, prefix)
+                key = source_key(ip, 32, prefix)
             except (ValueError, TypeError):
                 return ip, "other"
             return key, "ipv6" if "/" in key else "ipv4"
 
         keyed = {
-            "expression": lambda: with_client_key(addresses, "address", prefix),
+            "expression": lambda: with_source_key(addresses, "address", prefix),
             "python_udf": lambda: addresses.withColumn(
                 "k", F.udf(udf_key, "struct<key:string,family:string>")("address")).select("address", "k.*"),
         }
@@ -98,7 +98,7 @@ def client_key_comparison(count: int, prefix: int = 64) -> dict[str, Any]:
                 started = time.monotonic()
                 build().write.format("noop").mode("overwrite").save()
                 seconds[name].append(round(time.monotonic() - started, 2))
-        same = with_client_key(addresses, "address", prefix).exceptAll(keyed["python_udf"]()).count() == 0
+        same = with_source_key(addresses, "address", prefix).exceptAll(keyed["python_udf"]()).count() == 0
     finally:
         spark.stop()
     return {"addresses": count, "ipv6_prefix": prefix, "seconds_cold_warm": seconds, "identical": same,
@@ -265,8 +265,8 @@ def history_row(results: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def client_key_row(result: dict[str, Any]) -> dict[str, Any]:
-    """The headline numbers of a ``--client-key`` run, for ``results/history/analytics_client_key.csv``."""
+def source_key_row(result: dict[str, Any]) -> dict[str, Any]:
+    """The headline numbers of a ``--source-key`` run, for ``results/history/analytics_source_key.csv``."""
     return {k: result.get(k) for k in ("addresses", "identical", "udf_over_expression_cold",
                                        "udf_over_expression_warm")}
 
@@ -279,9 +279,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path, default=HERE / ".data")
     parser.add_argument("--results-dir", type=Path, default=HERE / "results")
     parser.add_argument("--timeout", type=float, default=900.0, help="per job run, seconds")
-    parser.add_argument("--client-key", action="store_true",
-                        help="time the client-key expression against a Python UDF instead of the job")
-    parser.add_argument("--addresses", type=int, default=200_000, help="distinct addresses for --client-key")
+    parser.add_argument("--source-key", action="store_true",
+                        help="time the source-key expression against a Python UDF instead of the job")
+    parser.add_argument("--addresses", type=int, default=200_000, help="distinct addresses for --source-key")
     parser.add_argument("--before", type=Path, metavar="JSON",
                         help="a run (wall_s, steps, ...) of the previous version, kept as 'before' in the results")
     parser.add_argument("--before-source", type=Path, metavar="DIR",
@@ -289,9 +289,9 @@ def main(argv: list[str] | None = None) -> int:
                              "under DIR: its job runs right after this one on the largest size, as 'before'")
     parser.add_argument("job_args", nargs="*", help="extra arguments for the job (after --)")
     args = parser.parse_args(argv)
-    if args.client_key:
-        result = client_key_comparison(args.addresses)
-        save_results(args.results_dir / "analytics_client_key.json", result, client_key_row(result))
+    if args.source_key:
+        result = source_key_comparison(args.addresses)
+        save_results(args.results_dir / "analytics_source_key.json", result, source_key_row(result))
         print(json.dumps(result, indent=2))
         return 0
 

@@ -22,7 +22,7 @@ Reads every *.jsonl file directly in EVENTS_DIR (lines that do not parse are cou
 as malformed, never fatal). Writes into REPORT_DIR:
   report.html       one self-contained page: summary, verdicts, plots, tables
   report.json       counts (lines, malformed, per kind), time range, verdicts, ...
-  blocklist.txt     flagged client keys merged into the existing list (see --blocklist)
+  blocklist.txt     flagged source keys merged into the existing list (see --blocklist)
   per_ip/ verdicts/ timeseries/ driver_counters/ driver_loss/ driver_errors/ rtt/
                     Parquet tables (read with spark.read.parquet or pyarrow)
   plot_*.png        the plots of report.html
@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
             log.debug("stopping Spark failed", exc_info=True)
     print(
         f"{report['lines']['ok']} events, {report['malformed_lines']} malformed lines, "
-        f"{report['clients']['flagged']} client keys flagged; report: {args.out / 'report.html'}"
+        f"{report['clients']['flagged']} source keys flagged; report: {args.out / 'report.html'}"
     )
     return cli.EXIT_OK
 

@@ -7,7 +7,7 @@ under attack, and it feeds the pipeline's tests and benchmarks.
 [--hostile-ips ADDR_OR_PREFIX ...]`` writes exactly N events as JSON Lines through
 :class:`~aeron_py.telemetry.writer.EventWriter` (server events ``events-*.jsonl``,
 load-client RTT samples ``load-*.jsonl``) and a ``generator.json`` manifest naming
-the hostile sources, their behaviour and the client key the rules should flag.
+the hostile sources, their behaviour and the source key the rules should flag.
 
 The simulation is a discrete-event merge of one Python generator per actor (legit
 client, hostile source, driver snapshots, arrivals), so memory grows with the number
@@ -382,7 +382,7 @@ def _target(network: ipaddress.IPv4Network | ipaddress.IPv6Network) -> str:
 
 
 def hostile_plan(sources: tuple[str, ...]) -> list[dict[str, str]]:
-    """Behaviour and expected client key (/64 for IPv6) of each hostile source."""
+    """Behaviour and expected source key (/64 for IPv6) of each hostile source."""
     plan = []
     for index, source in enumerate(sources):
         network = parse_network(source)

@@ -3,7 +3,7 @@
 Outputs under ``out_dir`` (Parquet directories are single-file, overwritten):
 
 ==========================  =========================================================
-``per_ip/``                 one row per client key (IPv4 address or IPv6 prefix):
+``per_ip/``                 one row per source key (IPv4 address or IPv6 prefix):
                             counts per event kind and reason, bytes, first/last seen,
                             ``rules_fired``, ``evidence``, ``verdict``
 ``verdicts/``               the ``per_ip`` rows whose verdict is ``block``

@@ -86,7 +86,7 @@ def per_ip_outputs(per_address: DataFrame, out: Path, rules: AbuseRules, ipv6_pr
     finally:
         per_ip.unpersist()
     if truncated:
-        log.warning("%d client keys flagged; only the %d with the most HELLOs are listed and blocked "
+        log.warning("%d source keys flagged; only the %d with the most HELLOs are listed and blocked "
                     "(all are in %s)", totals["flagged"], len(tables.verdicts), out / "verdicts")
     return {
         "addresses": int(totals["addresses"] or 0),

@@ -28,7 +28,7 @@ __all__ = ["PLOTS", "ReportTables", "plotted_counters", "render_report"]
 PLOTS = {
     "plot_traffic.png": "HELLOs and rejections per minute",
     "plot_duologues.png": "Duologues per minute",
-    "plot_top_clients.png": "Top client keys by HELLOs",
+    "plot_top_clients.png": "Top source keys by HELLOs",
     "plot_rtt.png": "Echo round-trip time, slowest clients",
     "plot_driver.png": "Driver counters",
 }
@@ -226,7 +226,7 @@ def render_report(out_dir: Path, report: dict[str, Any], tables: ReportTables) -
         "last event (UTC)": time_range.get("last"),
         **{f"lines: {k}": v for k, v in report["lines"].items()},
         "client addresses": report["clients"]["addresses"],
-        f"client keys (IPv6 per /{report['clients']['ipv6_prefix']})": report["clients"]["keys"],
+        f"source keys (IPv6 per /{report['clients']['ipv6_prefix']})": report["clients"]["keys"],
         "keys flagged (verdict block)": report["clients"]["flagged"],
         "blocklist": report["blocklist"]["path"],
         "blocklist entries / added / extended / expired dropped": "{entries} / {added} / {extended} / {expired_dropped}".format(
@@ -241,12 +241,12 @@ def render_report(out_dir: Path, report: dict[str, Any], tables: ReportTables) -
         f"<h1>Echo 2.0 telemetry report</h1><p>generated {html.escape(str(report.get('generated_at')))}</p>",
         "<h2>Summary</h2>", _table(_pairs(summary), ["name", "value"]),
         "<h2>Events by kind</h2>", _table(_pairs(report["events_by_kind"]), ["name", "value"]),
-        "<h2>Verdicts (blocked client keys)</h2>",
+        "<h2>Verdicts (blocked source keys)</h2>",
         _table(tables.verdicts, ["key", "family", "addresses", "hellos", "rejects", "bad_messages",
                                  "wrong_ip_connects", "evidence"]),
         "<h2>Rules</h2>", _table(_pairs(report["rules"]), ["name", "value"]),
         "<h2>Plots</h2>", *images,
-        "<h2>Top client keys by HELLOs</h2>", _table(tables.top_clients, client_columns),
+        "<h2>Top source keys by HELLOs</h2>", _table(tables.top_clients, client_columns),
         "<h2>Round-trip time, slowest clients (µs)</h2>",
         _table(tables.rtt_top, ["client_ip", "samples", "min_us", "p50_us", "p90_us", "p99_us", "max_us"]),
         "<h2>Driver</h2>", _table(_pairs(report["driver"] | {f"rtt {k}": v for k, v in report["rtt"].items()}),

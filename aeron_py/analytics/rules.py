@@ -1,6 +1,6 @@
-"""Abuse rules: which client keys the analytics job asks the server to block.
+"""Abuse rules: which source keys the analytics job asks the server to block.
 
-A *client key* is the unit rules judge: an IPv4 address, or an IPv6 address
+A *source key* is the unit rules judge: an IPv4 address, or an IPv6 address
 aggregated to its ``--ipv6-prefix`` network (default /64, matching the server's per-IP
 limits, spec decision 9) because one IPv6 host usually owns a whole /64.
 IPv4-mapped IPv6 (``::ffff:a.b.c.d``) counts as the IPv4 address.
@@ -8,7 +8,7 @@ IPv4-mapped IPv6 (``::ffff:a.b.c.d``) counts as the IPv4 address.
 Rules (a threshold of ``null`` in the rules file disables the rule):
 
 =============================  ========  ==========================================
-rule                           default   fires when, per client key
+rule                           default   fires when, per source key
 =============================  ========  ==========================================
 ``min_hellos_without_connect`` 20        ``hellos - connects >= N``: HELLOs whose
                                          duologue the key never connected to (a
@@ -47,7 +47,7 @@ __all__ = [
     "AbuseRules",
     "RulesError",
     "apply_rules",
-    "with_client_key",
+    "with_source_key",
 ]
 
 class RulesError(ValueError):
@@ -175,7 +175,7 @@ _V4_TAIL = rf":({_OCTET})\.({_OCTET})\.({_OCTET})\.({_OCTET})\z"
 _MAPPED_PREFIX = "0" * 20 + "ffff"
 
 
-_TMP = "_ck_"  # prefix of the intermediate columns of with_client_key
+_TMP = "_ck_"  # prefix of the intermediate columns of with_source_key
 
 
 def _v4_tail_as_hextets(text: Column) -> Column:
@@ -232,18 +232,18 @@ def _v6_plain(net: Column) -> Column:
     return F.concat_ws(":", *[F.lower(F.conv(F.substring(net, 4 * i + 1, 4), 16, 16)) for i in range(8)])
 
 
-def with_client_key(
+def with_source_key(
     frame: DataFrame, ip_column: str, ipv6_prefix: int = 64, key: str = "key", family: str = "family"
 ) -> DataFrame:
     """Add ``key`` and ``family`` columns for the IP text in ``ip_column``.
 
-    The key is :func:`aeron_py.addresses.client_key` (IPv4 prefix 32) in Spark SQL, text
+    The key is :func:`aeron_py.addresses.source_key` (IPv4 prefix 32) in Spark SQL, text
     for text: IPv4 and IPv4-mapped IPv6 → the IPv4 address, family ``ipv4``; IPv6 → its
-    ``ipv6_prefix`` network as ``net/prefix``, family ``ipv6``; text ``client_key``
+    ``ipv6_prefix`` network as ``net/prefix``, family ``ipv6``; text ``source_key``
     refuses (not an address, null) → unchanged, family ``other``. Accepted exactly as
     :func:`aeron_py.addresses.parse_address` accepts: ``[...]`` brackets, an IPv6 zone
     (``%eth0``), upper case hex; no surrounding blanks, no leading zeros in a dotted quad.
-    ``tests/analytics/test_client_key.py`` checks the two agree (hypothesis).
+    ``tests/analytics/test_source_key.py`` checks the two agree (hypothesis).
 
     Built in stages (one column each) so Spark evaluates every intermediate once
     instead of copying a huge expression tree; apply it to distinct addresses, not

@@ -6,7 +6,7 @@ complete files (:mod:`aeron_py.telemetry.writer`) with the explicit
 :data:`~aeron_py.analytics.schema.EVENT_SCHEMA`. Two queries share the source:
 
 ``verdicts``  well-formed ``hello``/``reject``/``client_connected``/``bad_message``
-              events, keyed per client (:func:`~aeron_py.analytics.rules.with_client_key`:
+              events, keyed per client (:func:`~aeron_py.analytics.rules.with_source_key`:
               IPv4 address, IPv6 ``--ipv6-prefix`` network), counted per sliding
               event-time window (``window``/``slide``) with a ``watermark`` bounding late
               data and state; every trigger's updated (window, key) rows go through
@@ -36,7 +36,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.query import StreamingQuery
 
-from aeron_py.analytics.rules import AbuseRules, with_client_key
+from aeron_py.analytics.rules import AbuseRules, with_source_key
 from aeron_py.analytics.schema import CORRUPT_COLUMN, EVENT_SCHEMA, STATUS_OK, analysed
 from aeron_py.analytics.stream_sinks import LEDGER_NAME, BlocklistSink, CountSink, write_json_atomically
 
@@ -117,14 +117,14 @@ def read_event_stream(spark: SparkSession, config: StreamConfig) -> DataFrame:
 
 
 def judged_windows(events: DataFrame, config: StreamConfig) -> DataFrame:
-    """Per sliding event-time window and client key: the counts the abuse rules use."""
+    """Per sliding event-time window and source key: the counts the abuse rules use."""
     kind = F.col("kind")
     connected = kind == "client_connected"
     relevant = events.filter(
         (F.col("status") == STATUS_OK) & kind.isin(*JUDGED_KINDS) & F.col("address").isNotNull()
     ).select(F.timestamp_seconds("ts").alias("event_time"), "address", "kind", "wrong_ip")
     return (
-        with_client_key(relevant, "address", config.ipv6_prefix)
+        with_source_key(relevant, "address", config.ipv6_prefix)
         .withWatermark("event_time", _interval(config.watermark_s))
         .groupBy(F.window("event_time", _interval(config.window_s), _interval(config.slide_s)), "key", "family")
         .agg(

@@ -18,7 +18,7 @@ __all__ = ["duration", "main", "parser"]
 
 DESCRIPTION = """\
 Follow Echo 2.0 server telemetry as the server writes it (Spark Structured Streaming)
-and block abusive clients within seconds: the batch job's abuse rules, per client key
+and block abusive clients within seconds: the batch job's abuse rules, per source key
 (IPv4 address, IPv6 network of --ipv6-prefix bits), over a sliding event-time window.
 Every trigger merges new verdicts into the blocklist file (atomically; the server
 notices the new version by itself) and records how many lines it read.

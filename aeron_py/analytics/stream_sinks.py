@@ -98,7 +98,7 @@ def with_rates(per_window_key: DataFrame) -> DataFrame:
 class BlocklistSink:
     """``foreachBatch`` function: merge the batch's ``block`` verdicts into ``blocklist``.
 
-    ``batch`` rows are per (event-time window, client key) counts: ``key``, ``hellos``,
+    ``batch`` rows are per (event-time window, source key) counts: ``key``, ``hellos``,
     ``rejects``, ``connects``, ``wrong_ip_connects``, ``bad_messages``.
     """
 

@@ -1,8 +1,8 @@
 """The job's tables as lazy DataFrames, built from the summary of :mod:`.summary`.
 
 Everything is DataFrame expressions evaluated by Spark (no Python UDFs, nothing is
-collected here): per client address (from the summary's ``event`` rows), per client key
-(the client-key expression runs once per distinct address), per minute (gaps filled in
+collected here): per client address (from the summary's ``event`` rows), per source key
+(the source-key expression runs once per distinct address), per minute (gaps filled in
 Spark), driver counters, loss and error records (from its ``driver`` rows). The RTT
 tables are in :mod:`.rtt` (re-exported here). The ``build_*`` functions take analysed
 events (:func:`.schema.analysed`) and summarise them first: the job instead summarises
@@ -22,7 +22,7 @@ from aeron_py.analytics.rtt import (
     histogram_percentiles,
     rtt_histogram,
 )
-from aeron_py.analytics.rules import AbuseRules, apply_rules, with_client_key
+from aeron_py.analytics.rules import AbuseRules, apply_rules, with_source_key
 from aeron_py.analytics.summary import SUM_COLUMNS, events_part, summarise
 from aeron_py.telemetry.events import REJECT_REASONS
 
@@ -112,10 +112,10 @@ def build_per_address(events: DataFrame) -> DataFrame:
 
 def per_key_summary(per_address: DataFrame, ipv6_prefix: int, rules: AbuseRules) -> DataFrame:
     """:func:`build_per_ip` from the rows of :func:`build_per_address` (keyed per distinct
-    address: the client-key expression runs once per address, not per event)."""
+    address: the source-key expression runs once per address, not per event)."""
     summed = count_names() + list(SUM_COLUMNS)
     per_key = (
-        with_client_key(per_address.drop(*_RTT_STATS), "address", ipv6_prefix)
+        with_source_key(per_address.drop(*_RTT_STATS), "address", ipv6_prefix)
         .groupBy("key", "family")
         .agg(
             F.count("address").alias("addresses"),
@@ -133,7 +133,7 @@ def per_key_summary(per_address: DataFrame, ipv6_prefix: int, rules: AbuseRules)
 
 
 def build_per_ip(events: DataFrame, ipv6_prefix: int, rules: AbuseRules) -> DataFrame:
-    """One row per client key with counts, derived rates and the verdict."""
+    """One row per source key with counts, derived rates and the verdict."""
     return per_key_summary(build_per_address(events), ipv6_prefix, rules)
 
 

@@ -108,10 +108,10 @@ class ClientKeys:
     def install(self, keys: DuologueKeys) -> None:
         """Seal the client's publication (``client_session``), open the server's (``server_session``)."""
         self._transport.add(Role.PUBLICATION, stream_id=STREAM_ID, session_id=keys.client_session,
-                            key=keys.client_key)
+                            key=keys.client_send_key)
         self._installed.append((Role.PUBLICATION, keys.client_session))
         self._transport.add(Role.SUBSCRIPTION, stream_id=STREAM_ID, session_id=keys.server_session,
-                            key=keys.server_key)
+                            key=keys.server_send_key)
         self._installed.append((Role.SUBSCRIPTION, keys.server_session))
 
     def remove(self, delay: float = 0.0) -> None:

@@ -1,4 +1,4 @@
-"""Abuse rules and the per-key / per-minute aggregations (client keys: test_client_key.py, RTT:
+"""Abuse rules and the per-key / per-minute aggregations (source keys: test_source_key.py, RTT:
 test_analytics_rtt.py)."""
 
 from __future__ import annotations

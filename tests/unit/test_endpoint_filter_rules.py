@@ -1,9 +1,9 @@
-"""The Python side of the endpoint filter's rules: client keys and blocklist entries."""
+"""The Python side of the endpoint filter's rules: source keys and blocklist entries."""
 from __future__ import annotations
 
 import pytest
 
-from aeron_py.addresses import client_key
+from aeron_py.addresses import source_key
 from aeron_py.endpoint_filter import EndpointFilterConfig
 
 
@@ -15,16 +15,16 @@ from aeron_py.endpoint_filter import EndpointFilterConfig
     ("[2001:db8:1:2:3:4:5:6]", 32, 48, "2001:db8:1::/48"),
     ("::1", 32, 128, "::1/128"),
 ])
-def test_client_key(ip, v4, v6, key):
-    assert client_key(ip, v4, v6) == key
+def test_source_key(ip, v4, v6, key):
+    assert source_key(ip, v4, v6) == key
 
 
-def test_client_key_is_the_echo_per_ip_rule():
+def test_source_key_is_the_echo_per_ip_rule():
     from aeron_py.duologue.core.per_ip import PerIpCounter
 
     counter = PerIpCounter()
     for ip in ("198.51.100.3", "::ffff:198.51.100.3", "2001:db8:aa:bb::1"):
-        assert client_key(ip) == counter.key(ip)
+        assert source_key(ip) == counter.source_key(ip)
 
 
 def test_blocklist_networks_are_canonical():

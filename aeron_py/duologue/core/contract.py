@@ -120,7 +120,7 @@ class ServerConfig:
             optional_positive(f"ServerConfig.{name}", getattr(self, name), unit="seconds")
 
     def large_term_limits(self) -> tuple[int, int]:
-        """Large-term images kept at once, (in total, per client key): the configured values,
+        """Large-term images kept at once, (in total, per source key): the configured values,
         else two per duologue the limits allow (a stock client's initial and duologue
         images) and one more, for the initial image of the next client, whose HELLO is then
         answered ("server full", "too many connections") rather than its SETUP dropped."""
@@ -260,7 +260,7 @@ class ServerStats:
     initial_images: int
     ports_in_use: int
     sessions_in_use: int
-    ip_keys: int
+    source_keys: int
     hellos: int
     connects: int  # duologues ever created (CONNECTs sent)
     rejects: Mapping[str, int]

@@ -225,7 +225,7 @@ class HelloAdmission:
         if blocked is not None:
             hit = Event("blocklist_hit", {"ip": ip, "session_id": sid, "detail": blocked})
             return [hit, *self._refuse(ip, sid, image_id, Reason.TOO_MANY_FOR_IP, "blocklist", now)], []
-        if self._penalised.holds(self._duologues.per_ip.key(ip), now):
+        if self._penalised.holds(self._duologues.per_ip.source_key(ip), now):
             return self._refuse(ip, sid, image_id, Reason.TOO_MANY_FOR_IP, "flood_penalty", now), []
         if self._duologues.network_count < self._config.max_clients:
             if self._duologues.per_ip.count(ip) >= self._config.max_per_ip:
@@ -260,7 +260,7 @@ class HelloAdmission:
     def _penalise(self, ip: str, image_id: int, now: float) -> list[Action]:
         """Initial image ``image_id`` of ``ip`` was refused ``flood_hellos`` times: a flood."""
         self.floods += 1
-        self._penalised.hold(self._duologues.per_ip.key(ip), now)
+        self._penalised.hold(self._duologues.per_ip.source_key(ip), now)
         self._reclaim.lose_standing(ip, now)
         self._log_summary.log(logging.WARNING, "flood", now,
                              "%s sent %d HELLOs refused on one publication: refused and dropped in the "

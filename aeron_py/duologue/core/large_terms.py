@@ -32,7 +32,7 @@ def large_term_rule(config: ServerConfig, cause: str) -> str:
 
 
 class LargeTermBudget:
-    """Client images whose term is longer than ``config.large_term_length``, by client key."""
+    """Client images whose term is longer than ``config.large_term_length``, by source key."""
 
     def __init__(self, config: ServerConfig) -> None:
         self._config = config

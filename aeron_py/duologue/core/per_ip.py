@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 
 from ...addresses import canonical_ip as canonical_ip  # re-exported (echo's public names)
-from ...addresses import client_key
+from ...addresses import source_key
 from .protocol import IPC_SOURCE
 
 logger = logging.getLogger(__name__)
@@ -24,13 +24,13 @@ class PerIpCounter:
     """Counts duologues per address key; unknown keys count 0, entries vanish at 0."""
 
     def __init__(self, ipv6_prefix: int = 64) -> None:
-        client_key("::", 32, ipv6_prefix)  # validates the prefix
+        source_key("::", 32, ipv6_prefix)  # validates the prefix
         self._prefix = ipv6_prefix
         self._counts: dict[str, int] = {}
         self._keys: dict[str, str] = {}
 
-    def key(self, ip: str) -> str:
-        """The accounting key used for ``ip``: :func:`aeron_py.addresses.client_key`, IPv4 at /32
+    def source_key(self, ip: str) -> str:
+        """The accounting key used for ``ip``: :func:`aeron_py.addresses.source_key`, IPv4 at /32
         (the same-host IPC clients all count under ``IPC_SOURCE``)."""
         key = self._keys.get(ip)
         if key is None:
@@ -38,22 +38,22 @@ class PerIpCounter:
                 return IPC_SOURCE
             if len(self._keys) >= KEY_CACHE_SIZE:
                 self._keys.clear()
-            key = self._keys[ip] = client_key(ip, 32, self._prefix)
+            key = self._keys[ip] = source_key(ip, 32, self._prefix)
         return key
 
     def count(self, ip: str) -> int:
         """Current count for ``ip``'s key (0 if unknown)."""
-        return self._counts.get(self.key(ip), 0)
+        return self._counts.get(self.source_key(ip), 0)
 
     def increment(self, ip: str) -> int:
         """Add one for ``ip``'s key; returns the new count."""
-        key = self.key(ip)
+        key = self.source_key(ip)
         self._counts[key] = self._counts.get(key, 0) + 1
         return self._counts[key]
 
     def decrement(self, ip: str) -> int:
         """Remove one for ``ip``'s key (never below 0); returns the new count."""
-        key = self.key(ip)
+        key = self.source_key(ip)
         current = self._counts.get(key, 0)
         if current <= 0:
             logger.warning("per-IP count for %s is already 0; decrement ignored", key)

@@ -63,12 +63,12 @@ class Reclaim:
     def in_good_standing(self, ip: str, now: float) -> bool:
         """No duologue of ``ip``'s source was reclaimed or expired unjoined in the last
         ``standing_window`` seconds."""
-        return not self._out_of_standing.holds(self._duologues.per_ip.key(ip), now)
+        return not self._out_of_standing.holds(self._duologues.per_ip.source_key(ip), now)
 
     def lose_standing(self, ip: str, now: float) -> None:
         """``ip``'s source loses its standing: a duologue of it closed with no client ever
         joined, or it floods (:mod:`.hello_admission`)."""
-        self._out_of_standing.hold(self._duologues.per_ip.key(ip), now)
+        self._out_of_standing.hold(self._duologues.per_ip.source_key(ip), now)
 
     def make_room(self, ip: str, now: float) -> list[Action] | None:
         """On a full server: close the oldest unjoined duologue for ``ip``'s HELLO, if the

@@ -212,14 +212,14 @@ class DuologueKeys:
     """The session key of each direction of one duologue (for the driver's secure transport)."""
 
     client_session: int
-    client_key: bytes = field(repr=False)  # client -> server: the client's duologue publication
+    client_send_key: bytes = field(repr=False)  # client -> server: the client's duologue publication
     server_session: int
-    server_key: bytes = field(repr=False)  # server -> client: the server's duologue publication
+    server_send_key: bytes = field(repr=False)  # server -> client: the server's duologue publication
     handshake_hash: bytes
 
     def by_session(self) -> dict[int, bytes]:
         """``{session id: 32-byte key}`` for both sessions."""
-        return {self.client_session: self.client_key, self.server_session: self.server_key}
+        return {self.client_session: self.client_send_key, self.server_session: self.server_send_key}
 
 
 def duologue_keys(split_keys: tuple[bytes, bytes], payload: SecureConnectPayload,

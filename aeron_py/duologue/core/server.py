@@ -126,7 +126,7 @@ class DuologueServerCore:
             initial_images=admission.initial_images,
             ports_in_use=table.ports.in_use,
             sessions_in_use=table.sessions.in_use,
-            ip_keys=len(table.per_ip),
+            source_keys=len(table.per_ip),
             hellos=admission.hellos,
             connects=admission.created,
             rejects=MappingProxyType(dict(admission.rejects)),

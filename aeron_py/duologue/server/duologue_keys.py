@@ -51,7 +51,7 @@ class DuologueKeyring:
                                              (Role.PUBLICATION, keys.server_session, None))
         installed: list[_Identity] = []
         try:
-            for identity, key in zip(identities, (keys.client_key, keys.server_key)):
+            for identity, key in zip(identities, (keys.client_send_key, keys.server_send_key)):
                 role, session, port = identity
                 self._transport.add(role, stream_id=STREAM_ID, session_id=session, key=key, port=port)
                 installed.append(identity)

@@ -76,7 +76,7 @@ def wait_idle(server: DuologueServer, timeout: float = 5.0) -> None:
     """Wait until the server holds no duologue and no channel (all resources returned)."""
     def idle() -> bool:
         s = server.stats
-        return (s.duologues, s.ports_in_use, s.sessions_in_use, s.ip_keys, server.channel_count) == (0, 0, 0, 0, 0)
+        return (s.duologues, s.ports_in_use, s.sessions_in_use, s.source_keys, server.channel_count) == (0, 0, 0, 0, 0)
     wait_until(idle, timeout, f"server to return every resource (stats {server.stats})")
 
 

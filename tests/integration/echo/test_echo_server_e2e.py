@@ -129,7 +129,7 @@ def test_ipv6_loopback() -> None:
             wait_until(lambda: server.stats.duologues == 1, 5, "the first IPv6 duologue")
             result = EchoClient("::1", ports.port, ports.control, count=2, timeout=5).run()
             assert result.ok and result.source_ip == "::1", result.reason
-            assert server.stats.connects == 2 and server.stats.ip_keys == 1  # both from ::1
+            assert server.stats.connects == 2 and server.stats.source_keys == 1  # both from ::1
         finally:
             lasting.join(10)
         assert first and first[0].ok and first[0].source_ip == "::1", first

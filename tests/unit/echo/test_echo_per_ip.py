@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from aeron_py.addresses import canonical_ip, client_key
+from aeron_py.addresses import canonical_ip, source_key
 from aeron_py.duologue.core.per_ip import PerIpCounter
 
 pytestmark = pytest.mark.timeout(30)
@@ -23,19 +23,19 @@ pytestmark = pytest.mark.timeout(30)
     ("fe80::1%eth0", 64, "fe80::/64"),
 ])
 def test_per_ip_key(ip: str, prefix: int, key: str) -> None:
-    assert client_key(ip, 32, prefix) == key == PerIpCounter(prefix).key(ip)
+    assert source_key(ip, 32, prefix) == key == PerIpCounter(prefix).source_key(ip)
 
 
 @pytest.mark.parametrize("ip", ["", "localhost", "1.2.3.256", "::g"])
-def test_client_key_rejects_non_addresses(ip: str) -> None:
+def test_source_key_rejects_non_addresses(ip: str) -> None:
     with pytest.raises(ValueError, match=repr(ip).replace("[", "\\[")):
-        client_key(ip)
+        source_key(ip)
 
 
 @pytest.mark.parametrize("prefix", [-1, 129, True])
-def test_client_key_rejects_bad_prefix(prefix: int) -> None:
+def test_source_key_rejects_bad_prefix(prefix: int) -> None:
     with pytest.raises(ValueError, match="prefix"):
-        client_key("::1", 32, prefix)
+        source_key("::1", 32, prefix)
     with pytest.raises(ValueError, match="prefix"):
         PerIpCounter(prefix)
 

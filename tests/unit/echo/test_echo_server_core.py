@@ -98,7 +98,7 @@ class Harness:
 
 def assert_no_resources(core: DuologueServerCore) -> None:
     stats = core.stats
-    assert (stats.duologues, stats.ports_in_use, stats.sessions_in_use, stats.ip_keys) == (0, 0, 0, 0)
+    assert (stats.duologues, stats.ports_in_use, stats.sessions_in_use, stats.source_keys) == (0, 0, 0, 0)
 
 
 def assert_closed(actions: list[Action], session: int, reason: str) -> dict[str, Any]:
@@ -228,7 +228,7 @@ def test_session_exhaustion_returns_the_ports() -> None:
     actions = h.hello(8, "192.0.2.2")
     assert of(actions, Broadcast) == [Broadcast(b"8 ERROR server full")]
     assert events(actions, "reject")[0].fields["cause"] == "no_session_ids"
-    assert h.core.stats.ports_in_use == 2 and h.core.stats.ip_keys == 1
+    assert h.core.stats.ports_in_use == 2 and h.core.stats.source_keys == 1
 
 
 def test_initial_image_contract() -> None:

@@ -151,9 +151,9 @@ def test_handshake_gives_both_sides_the_same_keys_mapped_to_sessions(server_keys
     assert connected.keys == server_side
     keys = connected.keys
     assert (keys.client_session, keys.server_session) == (-7, 1938340545)
-    assert keys.by_session() == {-7: keys.client_key, 1938340545: keys.server_key}
-    assert keys.client_key != keys.server_key and len(keys.client_key) == 32 and len(keys.handshake_hash) == 32
-    assert "client_key" not in repr(keys).split("client_session")[0] and keys.client_key.hex() not in repr(keys)
+    assert keys.by_session() == {-7: keys.client_send_key, 1938340545: keys.server_send_key}
+    assert keys.client_send_key != keys.server_send_key and len(keys.client_send_key) == 32 and len(keys.handshake_hash) == 32
+    assert "client_send_key" not in repr(keys).split("client_session")[0] and keys.client_send_key.hex() not in repr(keys)
 
 
 def test_split_order_client_publication_gets_the_first_key(server_keys: tuple[bytes, bytes]) -> None:
@@ -166,7 +166,7 @@ def test_split_order_client_publication_gets_the_first_key(server_keys: tuple[by
     assert server.receive_hello(hello) is None
     broadcast, keys = server.connect(PAYLOAD)
     twin.read_message(b64url_decode(broadcast.decode().split(" ")[2]) or b"")
-    assert keys.client_key == twin.split_keys[0] and keys.server_key == twin.split_keys[1]
+    assert keys.client_send_key == twin.split_keys[0] and keys.server_send_key == twin.split_keys[1]
 
 
 def test_server_answers_key_requests_plain_hellos_and_bad_messages(server_keys: tuple[bytes, bytes]) -> None:

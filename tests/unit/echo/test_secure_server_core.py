@@ -108,7 +108,7 @@ def test_full_secure_handshake_gives_both_sides_the_same_keys(server_keys: tuple
     assert keys.server_session == create.session_id
     assert keys.client_session != create.session_id
     assert create.client_session == keys.client_session
-    assert keys.client_key != keys.server_key and len(keys.client_key) == len(keys.server_key) == 32
+    assert keys.client_send_key != keys.server_send_key and len(keys.client_send_key) == len(keys.server_send_key) == 32
     assert broadcast.duologue_session == create.session_id
     assert broadcast.data.startswith(f"{SID} CONNECT-SECURE ".encode())
     created = [e for e in of(actions, Event) if e.kind == "duologue_created"]
@@ -120,7 +120,7 @@ def test_full_secure_handshake_gives_both_sides_the_same_keys(server_keys: tuple
     assert client.state is ClientState.ECHOING
     assert (opened.data_port, opened.control_port) == (create.data_port, create.control_port)
     assert opened.session_id == create.session_id
-    assert opened.keys == keys  # client_key, server_key, both sessions and the handshake hash
+    assert opened.keys == keys  # source_key, server_key, both sessions and the handshake hash
     assert opened.publication_session == keys.client_session != opened.session_id
 
 
@@ -140,7 +140,7 @@ def test_secure_duologue_holds_two_sessions_and_frees_both(server_keys: tuple[by
     server = make_server(server_keys, expiry=5.0)
     create, _ = connect(Wire(server), make_client(server_keys[0]))
     stats = server.stats
-    assert (stats.duologues, stats.sessions_in_use, stats.ports_in_use, stats.ip_keys) == (1, 2, 2, 1)
+    assert (stats.duologues, stats.sessions_in_use, stats.ports_in_use, stats.source_keys) == (1, 2, 2, 1)
 
     if how == "shutdown":
         closed, reason = server.shutdown(1.0), CloseReason.SHUTDOWN
@@ -151,7 +151,7 @@ def test_secure_duologue_holds_two_sessions_and_frees_both(server_keys: tuple[by
         closed, reason = server.create_failed(create.session_id, 1.0), CloseReason.CREATE_FAILED
     assert CloseDuologue(create.session_id, reason) in closed
     stats = server.stats
-    assert (stats.duologues, stats.sessions_in_use, stats.ports_in_use, stats.ip_keys) == (0, 0, 0, 0)
+    assert (stats.duologues, stats.sessions_in_use, stats.ports_in_use, stats.source_keys) == (0, 0, 0, 0)
 
 
 def test_repeated_hello_secure_gets_the_same_connect_and_no_second_duologue(
@@ -242,7 +242,7 @@ def test_one_free_session_id_is_not_enough_for_a_secure_duologue(server_keys: tu
     actions = Wire(server).hello(make_client(server_keys[0]).hello())
     assert only_broadcast(actions) == Broadcast(f"{SID} ERROR server full".encode())
     stats = server.stats  # the one id taken before running out is given back, and both ports
-    assert (stats.duologues, stats.sessions_in_use, stats.ports_in_use, stats.ip_keys) == (0, 0, 0, 0)
+    assert (stats.duologues, stats.sessions_in_use, stats.ports_in_use, stats.source_keys) == (0, 0, 0, 0)
 
 
 # ------------------------------------------------------------ the client core

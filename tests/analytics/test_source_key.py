@@ -1,4 +1,4 @@
-"""One definition of a client key: Spark's ``with_client_key`` is ``aeron_py.addresses.client_key``.
+"""One definition of a source key: Spark's ``with_source_key`` is ``aeron_py.addresses.source_key``.
 
 The Spark expression is compared with the Python function, text for text, on random
 IPv4, IPv6 (every spelling: compressed anywhere, exploded, upper case, dotted-quad
@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import SparkSession
 
-from aeron_py.addresses import client_key
-from aeron_py.analytics.rules import RulesError, with_client_key
+from aeron_py.addresses import source_key
+from aeron_py.analytics.rules import RulesError, with_source_key
 from aeron_py.analytics.session import build_session
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(600)]
@@ -34,7 +34,7 @@ def spark() -> Iterator[SparkSession]:
 def expected(ip: str, prefix: int) -> tuple[str, str]:
     """(key, family) by the one Python definition; text it refuses is kept, family ``other``."""
     try:
-        key = client_key(ip, 32, prefix)
+        key = source_key(ip, 32, prefix)
     except ValueError:
         return ip, "other"
     return key, "ipv6" if "/" in key else "ipv4"
@@ -42,7 +42,7 @@ def expected(ip: str, prefix: int) -> tuple[str, str]:
 
 def spark_keys(spark: SparkSession, ips: list[str], prefix: int) -> list[tuple[str, str]]:
     frame = spark.createDataFrame([(i, ip) for i, ip in enumerate(ips)], "i int, ip string")
-    rows = with_client_key(frame, "ip", prefix).orderBy("i").collect()
+    rows = with_source_key(frame, "ip", prefix).orderBy("i").collect()
     assert [r["i"] for r in rows] == list(range(len(ips)))
     return [(r["key"], r["family"]) for r in rows]
 
@@ -103,7 +103,7 @@ addresses = st.lists(st.one_of(decorated(), decorated(), decorated(), junk), min
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(ips=addresses, prefix=st.one_of(st.integers(0, 128), st.sampled_from([0, 1, 47, 48, 56, 63, 64, 65, 96, 127, 128])))
-def test_spark_key_is_client_key(spark: SparkSession, ips: list[str], prefix: int) -> None:
+def test_spark_key_is_source_key(spark: SparkSession, ips: list[str], prefix: int) -> None:
     assert spark_keys(spark, ips, prefix) == [expected(ip, prefix) for ip in ips]
 
 
@@ -123,7 +123,7 @@ CASES = [
     ("1:0:0:2:0:0:3:4", 128, "1::2:0:0:3:4/128", "ipv6"),  # the first of equal runs
     ("1:2:3:4:5:6:7:8", 17, "1::/17", "ipv6"),
     ("::", 0, "::/0", "ipv6"),
-    # refused by client_key, so kept as they are
+    # refused by source_key, so kept as they are
     (" 10.0.0.1 ", 64, " 10.0.0.1 ", "other"),
     ("010.0.0.1", 64, "010.0.0.1", "other"),
     ("1.2.3.4%eth0", 64, "1.2.3.4%eth0", "other"),
@@ -146,10 +146,10 @@ def test_known_cases(spark: SparkSession) -> None:
 
 def test_null_address_is_other(spark: SparkSession) -> None:
     frame = spark.createDataFrame([(None,)], "ip string")
-    assert [tuple(r) for r in with_client_key(frame, "ip").select("key", "family").collect()] == [(None, "other")]
+    assert [tuple(r) for r in with_source_key(frame, "ip").select("key", "family").collect()] == [(None, "other")]
 
 
 def test_bad_ipv6_prefix_is_refused(spark: SparkSession) -> None:
     frame = spark.createDataFrame([("::1",)], "ip string")
     with pytest.raises(RulesError, match=r"\[0, 128\]"):
-        with_client_key(frame, "ip", 129)
+        with_source_key(frame, "ip", 129)
