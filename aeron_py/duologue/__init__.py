@@ -38,13 +38,14 @@ from __future__ import annotations
 
 from .core.contract import CloseReason, DuologueInfo, ServerConfig, ServerStats
 from .server.application import Application, Duologue
+from .server.async_application import AsyncDuologue, AsyncDuologueServer
 from .server.loop import DuologueServer
 from .server.options import ServerOptions
 from .client import ClientDuologue, connect, connect_ipc
 from .async_client import AsyncClientDuologue, connect_async, connect_ipc_async
 from .errors import DuologueClosed, DuologueError, DuologueRefused, DuologueTimeout
 
-__all__ = ["Application", "AsyncClientDuologue", "ClientDuologue", "CloseReason", "Duologue", "DuologueClosed",
+__all__ = ["Application", "AsyncClientDuologue", "AsyncDuologue", "AsyncDuologueServer", "ClientDuologue", "CloseReason", "Duologue", "DuologueClosed",
            "DuologueError", "DuologueInfo", "DuologueRefused", "DuologueServer", "DuologueTimeout", "ServerConfig",
            "ServerOptions", "ServerStats", "connect", "connect_async", "connect_ipc",
            "connect_ipc_async"]

@@ -18,6 +18,7 @@ the server goes on serving.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from ..core.contract import CloseDuologue
@@ -116,6 +117,23 @@ class ApplicationGlue:
             yield answers
         return 1
 
+    def posted(self, call: Callable[[], object], now: float) -> Steps:
+        """Run a call posted to the server's thread (``DuologueServer.call_soon_threadsafe``)
+        with the handles usable, as inside ``received``; yield the core's answers. A call on
+        a duologue closed meanwhile is dropped (logged); one that raises otherwise is logged."""
+        self._answers, self._now = [], now
+        try:
+            call()
+        except DuologueClosed as closed:
+            logger.debug("a posted call found its duologue closed: %s", closed)
+        except Exception:  # noqa: BLE001 - the caller's bug must not stop the server
+            logger.exception("a call posted to the server's thread failed")
+        finally:
+            answers, self._answers = self._answers, None
+        if answers:
+            yield answers
+        return 1
+
     def closed(self, session_id: int, reason: CloseReason) -> None:
         """Duologue ``session_id`` closed: its handle dies; the application hears of it."""
         handle = self._handles.pop(session_id, None)
@@ -131,7 +149,8 @@ class ApplicationGlue:
     def answer(self, handle: Duologue, call: _CoreCall) -> None:
         """A handle's call: to the core now, its actions executed after the callback."""
         if self._answers is None:
-            raise RuntimeError("a Duologue is used inside the application's callbacks (the server's thread)")
+            raise RuntimeError("a Duologue is used inside the application's callbacks or a call posted with "
+                               "DuologueServer.call_soon_threadsafe (the server's thread)")
         if handle._closed:
             raise DuologueClosed(f"duologue {handle.session_id} is closed here")
         actions = call(self._core, self._now)

@@ -61,6 +61,7 @@ import functools
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -106,6 +107,7 @@ class _Serving:
     dispatch: Dispatcher
     enforcement: BlocklistEnforcement
     telemetry: ServerTelemetry | None
+    application: ApplicationGlue
 
 
 class DuologueServer:
@@ -140,6 +142,7 @@ class DuologueServer:
         # loop-thread state
         self._lifecycle = ServerLifecycle(self.options, config, self._core.log_summary)
         self._image_events = ImageEvents()
+        self._posted: deque[Callable[[], object]] = deque()  # call_soon_threadsafe's, run by the loop
         self._serving: _Serving | None = None
         # quiet mode: the traffic bell's sequence read before this pass, and before the last
         # poll pass that found nothing (None: poll; see _poll_due)
@@ -192,6 +195,14 @@ class DuologueServer:
     def blocklist_version(self) -> int:
         """1 for the blocklist read at start, +1 per new version put in force (0: none)."""
         return 0 if self._watch is None else self._watch.version
+
+    def call_soon_threadsafe(self, call: Callable[[], object]) -> None:
+        """Run ``call()`` on the server's thread at its next loop iteration, where the
+        application's :class:`~.application.Duologue` handles may be used as inside its
+        ``received`` (what an asyncio application does: :mod:`.async_application`). Safe
+        from any thread; calls run in order; one that raises is logged. With the quiet idle
+        on, a sleeping loop runs it at its next tick (at most 0.1 s later)."""
+        self._posted.append(call)
 
     def reload_blocklist(self) -> None:
         """Ask the loop to re-read the blocklist file now (what SIGHUP does)."""
@@ -277,7 +288,7 @@ class DuologueServer:
                 if work:
                     self._publish()
                 if (bell is not None and quiet is not None and not work and channels.settled()
-                        and bell.quiet_for() >= quiet.after):
+                        and not self._posted and bell.quiet_for() >= quiet.after):
                     # quiet: sleep until traffic rings the driver's bell or the next tick
                     bell.wait(seen, max(0.0, next_tick - time.monotonic()))
                 else:
@@ -341,6 +352,8 @@ class DuologueServer:
             work += s.dispatch.drain(s.channels.advance(now), now)
         if s.channels.has_orphans():
             work += s.dispatch.drain(s.channels.reap_orphans(now), now)
+        for _ in range(len(self._posted)):  # what was posted before this pass; later ones wait a pass
+            work += s.dispatch.drain(s.application.posted(self._posted.popleft(), now), now)
         return work
 
     def _poll_images(self, now: float) -> int:
@@ -387,11 +400,11 @@ class DuologueServer:
                                    life.ipc_all_clients)
         polling = MessagePolling(self._core, admission, channels, life.hello_set, life.poll_set, self._watch)
         telemetry = life.open_telemetry(functools.partial(glue_counters, self._core, channels, life.guard, life.secure_transport))
-        dispatch = Dispatcher(self._core, channels, admission, life.guard, telemetry,
-                              ApplicationGlue(self._core, self.application))
+        glue = ApplicationGlue(self._core, self.application)
+        dispatch = Dispatcher(self._core, channels, admission, life.guard, telemetry, glue)
         self._serving = _Serving(
             life.aeron, life.guard, channels, admission, polling, dispatch,
-            BlocklistEnforcement(self._watch, self.options, self._core, life.guard, telemetry), telemetry)
+            BlocklistEnforcement(self._watch, self.options, self._core, life.guard, telemetry), telemetry, glue)
 
     def _teardown(self) -> None:
         """Close every duologue (flushing briefly), then channels, client, driver and dir."""
