@@ -143,6 +143,11 @@ class DuologueServerCore:
         """Duologues counted against ``ip`` (IPv6 aggregated by prefix)."""
         return self._duologues.per_ip.count(ip)
 
+    def source_key(self, ip: str) -> str:
+        """The source key ``ip`` counts under (the per-source limits' unit: an IPv4 address,
+        an IPv6 prefix, or ``"ipc"``)."""
+        return self._duologues.per_ip.source_key(ip)
+
     def duologue_info(self, session_id: int) -> DuologueInfo | None:
         """Snapshot of duologue ``session_id``, or None if it does not exist."""
         d = self._duologues.get(session_id)

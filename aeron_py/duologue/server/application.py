@@ -50,12 +50,14 @@ class Duologue:
     """One duologue as the server's application sees it: send, reject, close, and who
     the client is. Valid inside the application's callbacks."""
 
-    __slots__ = ("session_id", "peer_ip", "secure", "_glue", "_closed")
+    __slots__ = ("session_id", "peer_ip", "source_key", "secure", "_glue", "_closed")
 
-    def __init__(self, glue: ApplicationGlue, session_id: int, peer_ip: str, secure: bool) -> None:
+    def __init__(self, glue: ApplicationGlue, session_id: int, peer_ip: str, source_key: str, secure: bool) -> None:
         self.session_id = session_id
-        #: The client's address (the duologue's owner; per-source limits count it).
+        #: The client's address (the duologue's owner; ``"ipc"``: a same-host client over IPC).
         self.peer_ip = peer_ip
+        #: What the per-source limits count it under (``peer_ip``, or its IPv6 prefix).
+        self.source_key = source_key
         #: Opened by a secure handshake: its traffic is sealed in the media driver.
         self.secure = secure
         self._glue = glue
@@ -104,7 +106,8 @@ class ApplicationGlue:
             info = self._core.duologue_info(action.session_id)
             if info is None:
                 return 0  # closed by an earlier action of the same batch
-            handle = self._handles[action.session_id] = Duologue(self, info.session_id, info.owner_ip, info.secure)
+            handle = self._handles[action.session_id] = Duologue(self, info.session_id, info.owner_ip,
+                                                                 self._core.source_key(info.owner_ip), info.secure)
         self._answers, self._now = [], now
         try:
             self._application.received(handle, action.data)

@@ -55,6 +55,8 @@ class AsyncDuologue:
         self.session_id = handle.session_id
         #: The client's address (``"ipc"`` for a same-host client over IPC).
         self.peer_ip = handle.peer_ip
+        #: What the per-source limits count it under (``peer_ip``, or its IPv6 prefix).
+        self.source_key = handle.source_key
         #: Opened by a secure handshake: its traffic is sealed in the media driver.
         self.secure = handle.secure
         self._handle = handle  # used on the server's thread only

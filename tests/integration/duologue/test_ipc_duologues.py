@@ -34,6 +34,7 @@ class Upper:
 
     def received(self, duologue: Duologue, data: bytes) -> None:
         self.peers.append((duologue.peer_ip, duologue.secure))
+        assert duologue.source_key == duologue.peer_ip  # IPv4 and "ipc" count as themselves
         if data == b"BYE":
             duologue.close()
         else:

@@ -129,3 +129,13 @@ def test_an_oversize_message_never_reaches_the_application() -> None:
     actions = deliver(glue, core, session, b"x" * 1025)
     assert actions[0] == SendDuologue(session, b"ERROR bad message") and app.seen == []
     assert app.closed_with == []  # it never saw the duologue: nothing to tell
+
+
+def test_the_handle_names_the_peers_source_key() -> None:
+    core = DuologueServerCore(ServerConfig(max_clients=4, clients_base_port=9100), rng=random.Random(1))
+    app = Recorder(lambda d, data: None)
+    glue = ApplicationGlue(core, app)
+    session = opened(core, "[2001:db8:1:2::7]")
+    deliver(glue, core, session, b"hi")
+    (duologue, _), = app.seen
+    assert duologue.peer_ip == "2001:db8:1:2::7" and duologue.source_key == "2001:db8:1:2::/64"
