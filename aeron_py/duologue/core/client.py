@@ -281,7 +281,8 @@ class EchoClientCore:
             raise CoreUsageError(f"{what}() needs state {state.value}, client is {self._state.value}")
 
     def _fail(self, reason: str, server_reason: str | None = None) -> Failed:
-        logger.error("echo client failed: %s", reason)
+        # the caller hears of it (a Failed, then its exception): information, not an error here
+        logger.info("duologue handshake failed: %s", reason)
         self._state = ClientState.FAILED
         self._deadline = None
         self._failure = Failed(reason, server_reason)

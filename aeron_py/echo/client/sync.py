@@ -54,7 +54,6 @@ logger = logging.getLogger(__name__)
 HOLD_CHECK_INTERVAL = 1.0
 
 
-
 class Phase(Enum):
     JOIN = "join"
     HELLO = "hello"
