@@ -93,6 +93,7 @@ logger = logging.getLogger("aeron_py.duologue.server")
 
 _TICK_INTERVAL = 0.1
 _END_OF_STREAM_INTERVAL = 0.05  # how often cleanly closed client images are looked for
+_END_OF_STREAM_LINGER = 0.15  # s the driver stays up at shutdown for the duologues' end of stream
 
 
 @dataclass(frozen=True)
@@ -418,6 +419,8 @@ class DuologueServer:
                 closed = time.monotonic()
                 self._drain(s, closed + min(self.options.send_timeout, 1.0))
                 s.channels.abandon()
+                if self._core.stats.closes.get("shutdown"):
+                    self._linger(s, _END_OF_STREAM_LINGER)
                 s.admission.clear()
                 self._publish()
                 logger.info("shutdown: duologues closed in %.1f s, then drained and released in %.1f s",
@@ -425,6 +428,16 @@ class DuologueServer:
         finally:
             self._core.log_summary.flush(time.monotonic(), force=True)
             self._lifecycle.close()
+
+    @staticmethod
+    def _linger(s: _Serving, seconds: float) -> None:
+        """Keep the driver up ``seconds`` (running the client's duty cycle) so the closed
+        duologue publications send their end of stream: clients then see the close at once
+        instead of after their image liveness timeout."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            s.aeron.do_work()
+            time.sleep(min(0.005, left))
 
     @staticmethod
     def _drain(s: _Serving, deadline: float) -> None:

@@ -203,3 +203,17 @@ def test_secure_mode_connects_and_echoes(ports: Ports, key_file: Path) -> None:
         with pytest.raises(DuologueRefused) as plain:  # a plain HELLO to a secure server
             open_duologue(ports)
         assert plain.value.reason == "secure mode required"
+
+
+def test_a_server_shutting_down_reaches_its_clients_by_end_of_stream(ports: Ports) -> None:
+    """The server keeps its driver up for the duologues' end of stream: a client learns of
+    the shutdown from it. Its driver's image liveness is a minute, longer than the wait, so
+    only the end of stream can close the duologue in time."""
+    server = make_server(ports)
+    with MediaDriver(image_liveness_timeout_ns=60_000_000_000) as driver, Aeron(driver=driver) as aeron, \
+            open_duologue(ports, aeron=aeron) as duologue:
+        duologue.send(b"ECHO up")
+        assert duologue.receive(timeout=5) == b"ECHO up"
+        server.close()
+        with pytest.raises(DuologueClosed, match="server"):
+            duologue.receive(timeout=20)
