@@ -196,12 +196,14 @@ class ClientHandshake:
     # ---- phases
 
     def _check_time(self, now: float) -> None:
+        if self.phase is not HandshakePhase.HELLO:  # join, duologue: our own deadline
+            if now >= self._phase_deadline:
+                self._fail(self._not_connected(), waiting_for=self.waiting_for)
+            return
+        # hello: the core's, armed by its first tick here (ticked in join, it would race ours)
         failure = self.core.tick(now)  # only a timeout: the CONNECT is overdue
         if failure is not None:
             self._finish_failed(HandshakeFailed(failure, waiting_for=self.waiting_for))
-            return
-        if self.phase in (HandshakePhase.JOIN, HandshakePhase.DUOLOGUE) and now >= self._phase_deadline:
-            self._fail(self._not_connected(), waiting_for=self.waiting_for)
 
     def _not_connected(self) -> str:
         if self.phase is HandshakePhase.JOIN:

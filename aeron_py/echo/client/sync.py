@@ -240,7 +240,7 @@ class EchoClient:
         except (AeronError, OfferError) as exc:
             self._finish(self._fail(f"Aeron error: {error_summary(exc)}"))
             return work + 1
-        if self._result is None:
+        if self._result is None and self._echo_phase is Phase.ECHO:  # the handshake keeps its own time
             failure = self._core.tick(now)
             if failure is not None:
                 self._finish(failure)

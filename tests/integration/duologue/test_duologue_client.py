@@ -20,6 +20,9 @@ if _ECHO_TESTS not in sys.path:
 
 from aeron_py import Aeron, MediaDriver  # noqa: E402
 from aeron_py.duologue.client import ClientDuologue, connect  # noqa: E402
+from aeron_py.duologue.client_channels import ClientChannels  # noqa: E402
+from aeron_py.duologue.core.client import EchoClientCore  # noqa: E402
+from aeron_py.duologue.handshake import ClientHandshake, HandshakePhase  # noqa: E402
 from aeron_py.duologue.errors import CLOSED_HERE, SERVER_GONE, DuologueClosed, DuologueRefused, DuologueTimeout  # noqa: E402
 from aeron_py.duologue.keys import generate_server_key, server_secrets  # noqa: E402
 from echo_harness import HOST, PortBlocks, Ports, make_server, wait_idle, wait_until  # noqa: E402
@@ -141,6 +144,26 @@ def test_no_server_is_a_timeout_within_the_bound(ports: Ports) -> None:
     assert isinstance(timed_out.value, TimeoutError)
     assert "all-clients channels" in timed_out.value.waiting_for
     assert f"port {ports.port} control {ports.control}" in str(timed_out.value)
+
+
+def test_a_late_step_in_the_join_phase_still_says_no_server(ports: Ports) -> None:
+    """Every phase has one deadline: a step long after the join deadline fails the join
+    (no server answering), never the HELLO phase's CONNECT wait that has not begun."""
+    core = EchoClientCore(timeout=1.0)
+    channels = ClientChannels(HOST, ports.port, ports.control, invoker=False)
+    channels.open()
+    try:
+        handshake = ClientHandshake(channels, core, timeout=1.0)
+        handshake.start(now=100.0)
+        handshake.step(now=100.001)  # nobody there: still joining
+        assert handshake.phase is HandshakePhase.JOIN
+        handshake.step(now=105.0)  # both 1 s bounds are long past
+        failed = handshake.failed
+        assert failed is not None and failed.timed_out
+        assert "no server answering" in failed.reason, failed.reason
+        assert "all-clients channels" in (failed.waiting_for or "")
+    finally:
+        channels.close()
 
 
 def test_misuse_raises_clear_errors(ports: Ports) -> None:

@@ -135,6 +135,23 @@ def test_ipv6_loopback() -> None:
         assert first and first[0].ok and first[0].source_ip == "::1", first
 
 
+def test_a_late_step_while_joining_says_no_server_answering() -> None:
+    """The join phase's deadline, not the CONNECT wait that has not begun, ends a client
+    stepped long after it (a busy machine's late wake-up)."""
+    ports = BLOCKS.take(1)  # nobody serves these
+    client = EchoClient(HOST, ports.port, ports.control, count=1, timeout=1)
+    try:
+        client.open(now=100.0)
+        client.step(now=100.001)
+        assert client.result is None
+        client.step(now=105.0)
+        result = client.result
+        assert result is not None and not result.ok
+        assert "no server answering" in (result.reason or ""), result.reason
+    finally:
+        client.close()
+
+
 def test_never_connected_duologue_expires() -> None:
     ports = BLOCKS.take()
     with make_server(ports, expiry=0.5) as server, raw_peer(ports) as peer:
