@@ -36,14 +36,38 @@ Limits, secure mode, telemetry and the blocklist are :class:`ServerConfig` and
 """
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .core.contract import CloseReason, DuologueInfo, ServerConfig, ServerStats
 from .server.application import Application, Duologue
-from .server.async_application import AsyncDuologue, AsyncDuologueServer
 from .server.loop import DuologueServer
 from .server.options import ServerOptions
 from .client import ClientDuologue, connect, connect_ipc
-from .async_client import AsyncClientDuologue, connect_async, connect_ipc_async
 from .errors import DuologueClosed, DuologueError, DuologueRefused, DuologueTimeout
+
+if TYPE_CHECKING:
+    from .server.async_application import AsyncDuologue, AsyncDuologueServer
+    from .async_client import AsyncClientDuologue, connect_async, connect_ipc_async
+
+#: The asyncio faces, imported on first use: a threaded server or client never loads asyncio.
+_LAZY = {
+    "AsyncDuologue": ".server.async_application", "AsyncDuologueServer": ".server.async_application",
+    "AsyncClientDuologue": ".async_client", "connect_async": ".async_client", "connect_ipc_async": ".async_client",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # once: later lookups never come here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 __all__ = ["Application", "AsyncClientDuologue", "AsyncDuologue", "AsyncDuologueServer", "ClientDuologue", "CloseReason", "Duologue", "DuologueClosed",
            "DuologueError", "DuologueInfo", "DuologueRefused", "DuologueServer", "DuologueTimeout", "ServerConfig",
