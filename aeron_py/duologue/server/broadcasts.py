@@ -22,13 +22,16 @@ class Broadcasts:
     """The all-clients publications and the replies waiting for them."""
 
     def __init__(self, udp: Publication, cap: int, ipc: Publication | None = None) -> None:
-        self._lanes: dict[bool, tuple[Publication, Outbox]] = {False: (udp, Outbox(cap))}
-        if ipc is not None:
-            self._lanes[True] = (ipc, Outbox(cap))
+        self._udp_out = Outbox(cap)
+        self._ipc_out = Outbox(cap) if ipc is not None else None
+        self._lanes: dict[bool, tuple[Publication, Outbox]] = {False: (udp, self._udp_out)}
+        if ipc is not None and self._ipc_out is not None:
+            self._lanes[True] = (ipc, self._ipc_out)
 
     def __bool__(self) -> bool:
-        """Whether a reply waits for its publication."""
-        return any(outbox for _, outbox in self._lanes.values())
+        """Whether a reply waits for its publication (asked on every pass of the server's
+        loop: no generator, no loop)."""
+        return bool(self._udp_out) or (self._ipc_out is not None and bool(self._ipc_out))
 
     @property
     def cap(self) -> int:

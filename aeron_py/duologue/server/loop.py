@@ -353,8 +353,9 @@ class DuologueServer:
             work += s.dispatch.drain(s.channels.advance(now), now)
         if s.channels.has_orphans():
             work += s.dispatch.drain(s.channels.reap_orphans(now), now)
-        for _ in range(len(self._posted)):  # what was posted before this pass; later ones wait a pass
-            work += s.dispatch.drain(s.application.posted(self._posted.popleft(), now), now)
+        if self._posted:
+            for _ in range(len(self._posted)):  # what was posted before this pass; later ones wait a pass
+                work += s.dispatch.drain(s.application.posted(self._posted.popleft(), now), now)
         return work
 
     def _poll_images(self, now: float) -> int:
