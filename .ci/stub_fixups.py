@@ -20,6 +20,8 @@ module stub, `.` is the package aeron_py).
 - class attributes stubgen prints by their value only (`errcode = None` on the exception
   types) get their declared type from ATTRIBUTES;
 - a class that cannot be subclassed at runtime (no Py_TPFLAGS_BASETYPE) is @typing.final;
+- `TRICKS` (set from AERON_PY_NO_TRICKS at import) is declared by its type, without the value
+  the generating process happened to see;
 - a header line says the file is generated.
 Every table entry must match the runtime, and every raw method / getset must have an entry:
 a new binding without one fails here, naming it.
@@ -153,6 +155,8 @@ def main(src: str, dst: str, module_name: str = MODULE) -> None:
                   lambda m: m.group(1) + m.group(2) + any_args[m.group(2)], text)
     text = re.sub(r"^__all__: .*\n", "", text, flags=re.M)
     text = re.sub(r"\baeron_py::(\w+)", r"\1", text)
+    # _aeron.TRICKS is read from AERON_PY_NO_TRICKS at import: its type, not the value seen here
+    text = re.sub(r"^TRICKS: bool = (True|False)$", "TRICKS: bool", text, flags=re.M)
     used: set[tuple[str, str]] = set()
     lines: list[str] = []
     for name, block in split_classes(text):

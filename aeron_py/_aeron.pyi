@@ -1676,7 +1676,7 @@ class Driver:
         """
     def close(self, timeout: typing.SupportsFloat | typing.SupportsIndex = -1.0) -> bool:
         """
-        aeron_driver_close + aeron_driver_context_close, idempotent. aeron_driver_close waits for the agent threads to end their duty cycle or idle; timeout >= 0 waits at most that many seconds and returns False if they had not ended (the close then finishes, and frees everything, on a thread of its own). timeout < 0 waits as long as it takes. True once the driver is closed.
+        aeron_driver_close + aeron_driver_context_close, idempotent. aeron_driver_close waits for the agent threads to end their duty cycle or idle (and for an idle() in flight on another thread); timeout >= 0 waits at most that many seconds and returns False if they had not ended (the close then finishes, and frees everything, on a thread of its own). timeout < 0 waits as long as it takes. True once the driver is closed.
         """
     def do_work(self) -> int:
         """
@@ -1684,7 +1684,12 @@ class Driver:
         """
     def idle(self, work_count: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
-        aeron_driver_main_idle_strategy (releases the GIL).
+        aeron_driver_main_idle_strategy (releases the GIL). One thread at a time: a second thread's idle while one is in flight raises RuntimeError.
+        """
+    @property
+    def idling(self) -> bool:
+        """
+        True while an idle() call is in flight (GIL released); a close waits for it.
         """
     @property
     def is_closed(self) -> bool:
@@ -1739,7 +1744,12 @@ class IdleStrategy:
         ...
     def idle(self, /, work_count: int = 0) -> None:
         """
-        The loaded aeron_idle_strategy_func_t after a duty cycle that did `work_count` work (> 0 resets any back-off); the GIL is released while it may wait.
+        The loaded aeron_idle_strategy_func_t after a duty cycle that did `work_count` work (> 0 resets any back-off); the GIL is released while it may wait. One thread at a time: a call while another thread waits in it raises RuntimeError.
+        """
+    @property
+    def idling(self) -> bool:
+        """
+        True while a thread waits in idle() with the GIL released.
         """
     @property
     def name(self) -> str:
@@ -1820,3 +1830,4 @@ THREADING_MODE_DEDICATED: int = 0
 THREADING_MODE_INVOKER: int = 3
 THREADING_MODE_SHARED: int = 2
 THREADING_MODE_SHARED_NETWORK: int = 1
+TRICKS: bool

@@ -53,7 +53,10 @@ OPTIONS: tuple[str, ...] = tuple(
 #: The conductor's command ring (Aeron's own is 128 KiB): in the SHARED threading mode a full
 #: ring never drains and the driver spins forever (see
 #: cpp/plugins/driver_queues/driver_queues.h). 4 MiB holds about 13,000 create-image
-#: commands, far above what the endpoint filter admits at once.
+#: commands, far above what the endpoint filter admits at once. It replaces a ring inside
+#: Aeron 1.54's driver context (a plug-in on its internals), so it is the default only while
+#: ``_aeron.TRICKS`` is on: under ``AERON_PY_NO_TRICKS=1`` a driver keeps Aeron's own ring
+#: unless ``conductor_queue_capacity`` is given (docs/development.md).
 CONDUCTOR_QUEUE_CAPACITY = 4 * 1024 * 1024
 
 #: ``keepalive_interval_ns`` bounds: Aeron's own heartbeat interval (100 ms) up to 2 s, well
@@ -137,7 +140,7 @@ class MediaDriver:
         if not parent.is_dir():
             raise FileNotFoundError(f"MediaDriver: parent directory of dir={self._dir!r} does not exist")
 
-        settings: dict[str, Any] = {"conductor_queue_capacity": CONDUCTOR_QUEUE_CAPACITY}
+        settings: dict[str, Any] = {"conductor_queue_capacity": CONDUCTOR_QUEUE_CAPACITY} if _aeron.TRICKS else {}
         if idle_strategy is not None:
             settings.update({f"{agent}_idle_strategy": idle_strategy for agent in _IDLE_AGENTS})
         if self._owns_dir:

@@ -5,8 +5,10 @@
 #include "dead_view.hpp"
 #include "fastcall.hpp"
 #include "instance.hpp"
+#include "tricks.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 namespace aeron_py {
 
@@ -49,6 +51,7 @@ ClaimOwner::~ClaimOwner() {
 }
 
 void ClaimOwner::keep_claim(PyObject *claim) noexcept {
+    if (!tricks::on()) return;  // AERON_PY_NO_TRICKS: no spares, a new claim object per try_claim
     PyObject *&slot = spare_claims_[0] == nullptr ? spare_claims_[0] : spare_claims_[1];
     if (slot != nullptr) {  // both taken: the older one goes
         Py_XSETREF(spare_claims_[0], spare_claims_[1]);
@@ -58,6 +61,7 @@ void ClaimOwner::keep_claim(PyObject *claim) noexcept {
     slot = Py_NewRef(claim);
 }
 
+// No spare under AERON_PY_NO_TRICKS (keep_claim keeps none): nullptr, a new claim object.
 PyObject *ClaimOwner::reuse_claim(const py::object &publication, const aeron_buffer_claim_t &claim,
                                   int64_t position) {
     for (PyObject *&slot : spare_claims_) {
@@ -78,6 +82,7 @@ PyObject *ClaimOwner::reuse_claim(const py::object &publication, const aeron_buf
     return nullptr;
 }
 
+// No spare under AERON_PY_NO_TRICKS (keep_view keeps none): a new view per claim.
 PyObject *ClaimOwner::take_view(void *data, size_t length) noexcept {
     if (spare_view_ == nullptr || !dead_view::revive(spare_view_, data, static_cast<Py_ssize_t>(length)))
         return nullptr;
@@ -87,7 +92,9 @@ PyObject *ClaimOwner::take_view(void *data, size_t length) noexcept {
 }
 
 void ClaimOwner::keep_view(PyObject *view) noexcept {
-    if (spare_view_ == nullptr && Py_REFCNT(view) == 1) {
+    // AERON_PY_NO_TRICKS (or a CPython whose memoryview layout was not checked): never kept,
+    // so never revived.
+    if (tricks::layouts_on() && spare_view_ == nullptr && Py_REFCNT(view) == 1) {
         spare_view_ = view;  // dead (killed by its claim); nobody else can reach it
         return;
     }
@@ -135,20 +142,44 @@ BufferClaim::~BufferClaim() {
         owner_->remove(this);
     }
     kill_view();
-    if (view_ != nullptr) {
-        owner_->keep_view(view_);
-        view_ = nullptr;
-    }
+    hand_back_view();
 }
 
 void BufferClaim::kill_view() noexcept {
-    if (view_ != nullptr) dead_view::kill(view_);
+    if (view_ == nullptr) return;
+    if (staging_ == nullptr) {
+        dead_view::kill(view_);
+        return;
+    }
+    // AERON_PY_NO_TRICKS: memoryview.release(); a raw export of it keeps only the staging copy.
+    if (!python_alive()) return;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    if (!dead_view::release(view_)) PyErr_Clear();
+    PyErr_Restore(type, value, tb);
 }
 
 void BufferClaim::hand_back_view() noexcept {
     if (view_ == nullptr) return;
+    if (staging_ != nullptr) {  // a copy-backed view is never kept for reuse
+        if (python_alive()) {
+            Py_CLEAR(view_);
+            Py_CLEAR(staging_);
+        }
+        view_ = staging_ = nullptr;
+        return;
+    }
     owner_->keep_view(view_);
     view_ = nullptr;
+}
+
+void BufferClaim::copy_in_staging() noexcept {
+    if (staging_ == nullptr) return;
+    // The bytearray cannot be resized while the view exports it, but its user may have
+    // released the view first: never more than it holds, never more than the claim.
+    const Py_ssize_t size = PyByteArray_GET_SIZE(staging_);
+    const size_t length = std::min(claim_.length, static_cast<size_t>(size < 0 ? 0 : size));
+    if (length > 0) std::memcpy(claim_.data, PyByteArray_AS_STRING(staging_), length);
 }
 
 void BufferClaim::restart(py::object publication, const aeron_buffer_claim_t &claim, int64_t position) {
@@ -175,6 +206,19 @@ PyObject *BufferClaim::data() {
     if (view_ == nullptr) {
         PyObject *view = owner_->take_view(claim_.data, claim_.length);
         if (view != nullptr) {
+            view_ = view;
+            return Py_NewRef(view_);
+        }
+        if (!tricks::layouts_on()) {  // AERON_PY_NO_TRICKS: a staging copy, written to the log at commit
+            view = dead_view::make_copy(claim_.data, static_cast<Py_ssize_t>(claim_.length), true);
+            if (view == nullptr) return nullptr;
+            if (state_ != ClaimState::pending) {  // a finalizer run by that allocation closed the client
+                if (!dead_view::release(view)) PyErr_Clear();
+                Py_DECREF(view);
+                PyErr_SetString(PyExc_ValueError, "claim.data: the claim has ended (committed, aborted or closed)");
+                return nullptr;
+            }
+            staging_ = Py_NewRef(PyMemoryView_GET_BASE(view));
             view_ = view;
             return Py_NewRef(view_);
         }
@@ -209,7 +253,9 @@ PyObject *BufferClaim::finish(bool commit, PyObject *self) {
             return set_client_closed(commit ? "claim.commit(): the Aeron client was closed; the claim was aborted"
                                             : "claim.abort(): the Aeron client was closed; the claim was aborted");
     }
-    // Kill the views first: no Python code can write into the log after this point.
+    // Kill the views first: no Python code can write into the log after this point (under
+    // AERON_PY_NO_TRICKS: the staging copy goes into the log first, then its view is released).
+    if (commit) copy_in_staging();
     kill_view();
     hand_back_view();
     state_ = commit ? ClaimState::committed : ClaimState::aborted;

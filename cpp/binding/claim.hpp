@@ -7,6 +7,10 @@
 // log is still mapped; commit()/abort() afterwards raise. A claim garbage-collected while
 // pending is aborted. Raw pointers taken through the buffer protocol (numpy.frombuffer,
 // ctypes) cannot be revoked: they must not be used after the claim ends.
+//
+// Under AERON_PY_NO_TRICKS (tricks.hpp) `data` is a view over a staging copy of the claimed
+// space (a bytearray), copied into the log by commit(); the view is ended with the public
+// memoryview.release(), and its slices, which then stay usable, only ever reach the copy.
 #pragma once
 
 #include "common.hpp"
@@ -86,12 +90,14 @@ private:
     PyObject *finish(bool commit, PyObject *self);
     void kill_view() noexcept;
     void hand_back_view() noexcept;  // the killed view to the owner (ended claims keep none)
+    void copy_in_staging() noexcept;  // AERON_PY_NO_TRICKS: the staging copy into the log
 
     ClaimOwner *owner_;
     py::object publication_;
     aeron_buffer_claim_t claim_;
     int64_t position_;
     PyObject *view_ = nullptr;  // owned; made on first access to `data`
+    PyObject *staging_ = nullptr;  // owned; AERON_PY_NO_TRICKS: the bytearray behind view_
     ClaimState state_ = ClaimState::pending;
 };
 

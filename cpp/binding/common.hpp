@@ -148,7 +148,9 @@ struct SubState {
     std::shared_ptr<ClientState> client;
     aeron_subscription_t *subscription = nullptr;
     int64_t registration_id = 0;
-    bool closed = false;         // no further calls (closed by the user or with the client)
+    // No further calls (closed by the user or with the client). Written under the GIL; atomic
+    // because ReplayMerge reads it with the GIL released (archive/replay_merge.cpp).
+    std::atomic<bool> closed{false};
     bool close_pending = false;  // aeron_subscription_close deferred until the poll returns
     int polling = 0;
     std::unordered_set<std::shared_ptr<ImageHandle>> retained;

@@ -15,6 +15,11 @@
 // What it cannot protect: a consumer that already took the raw pointer through the buffer
 // protocol (numpy.frombuffer, ctypes from_buffer, a C extension holding a Py_buffer) keeps
 // that pointer; only Python-level memoryview access is guarded.
+//
+// Under AERON_PY_NO_TRICKS (tricks.hpp) none of the private parts run: views are made over
+// a private copy (make_copy) and ended with the public memoryview.release() (release). The
+// view itself then raises ValueError; its slices stay usable, but they only ever reach the
+// copy, never the log.
 #pragma once
 
 #include <Python.h>
@@ -23,6 +28,8 @@
 #error "dead_view.hpp needs CPython's non-limited memoryview layout"
 #endif
 
+#include "tricks.hpp"
+
 namespace aeron_py::dead_view {
 
 // A new memoryview over [data, data+length), writable or read-only; nullptr with an error set.
@@ -30,10 +37,38 @@ inline PyObject *make(void *data, Py_ssize_t length, bool writable) {
     return PyMemoryView_FromMemory(static_cast<char *>(data), length, writable ? PyBUF_WRITE : PyBUF_READ);
 }
 
+// A new memoryview over a private copy of [data, data+length): a bytes object (read-only)
+// or a bytearray (writable) that only the view and its slices hold. nullptr with an error set.
+inline PyObject *make_copy(const void *data, Py_ssize_t length, bool writable) {
+    const auto *bytes = static_cast<const char *>(data);
+    PyObject *copy = writable ? PyByteArray_FromStringAndSize(bytes, length) : PyBytes_FromStringAndSize(bytes, length);
+    if (copy == nullptr) return nullptr;
+    PyObject *view = PyMemoryView_FromObject(copy);
+    Py_DECREF(copy);
+    return view;
+}
+
+// memoryview.release() on `view` (public API): it raises ValueError on any later use.
+// False with the error set: BufferError when a raw buffer export of the view itself is
+// still held (the view then stays as it was), or whatever the call raised.
+inline bool release(PyObject *view) noexcept {
+    static PyObject *const name = PyUnicode_InternFromString("release");  // immortal enough: never freed
+    if (name == nullptr) return false;
+    PyObject *result = PyObject_CallMethodNoArgs(view, name);
+    if (result == nullptr) return false;
+    Py_DECREF(result);
+    return true;
+}
+
 // Makes `view` (a memoryview from make()) and every view sharing its managed buffer raise
 // ValueError on any further access. Never fails; `view` may be nullptr.
 // Inlined: a zero-copy poll calls it once per message.
+// Compiled only for the checked layouts (AERON_PY_CPYTHON_LAYOUTS); its callers use
+// make_copy/release where tricks::layouts_on() is false.
 [[gnu::always_inline]] inline void kill(PyObject *view) noexcept {
+#if !AERON_PY_CPYTHON_LAYOUTS
+    (void)view;
+#else
     if (view == nullptr || !PyMemoryView_Check(view)) return;
     _PyManagedBufferObject *mbuf = reinterpret_cast<PyMemoryViewObject *>(view)->mbuf;
     if (mbuf == nullptr) return;
@@ -41,6 +76,7 @@ inline PyObject *make(void *data, Py_ssize_t length, bool writable) {
     if (mbuf->master.obj != nullptr && !(mbuf->flags & _Py_MANAGED_BUFFER_RELEASED))
         PyBuffer_Release(&mbuf->master);
     mbuf->flags |= _Py_MANAGED_BUFFER_RELEASED;
+#endif
 }
 
 // Makes `view` (a read-only view from make(), since killed) usable again over
@@ -49,6 +85,12 @@ inline PyObject *make(void *data, Py_ssize_t length, bool writable) {
 // released by its user. Returns false and leaves it untouched otherwise. Lets a poll reuse
 // one view object for every fragment whose handler let go of it.
 inline bool revive(PyObject *view, void *data, Py_ssize_t length) noexcept {
+#if !AERON_PY_CPYTHON_LAYOUTS
+    (void)view;
+    (void)data;
+    (void)length;
+    return false;
+#else
     auto *mv = reinterpret_cast<PyMemoryViewObject *>(view);
     _PyManagedBufferObject *mbuf = mv->mbuf;
     if (Py_REFCNT(view) != 1 || mv->weakreflist != nullptr || mv->exports != 0 ||
@@ -63,13 +105,19 @@ inline bool revive(PyObject *view, void *data, Py_ssize_t length) noexcept {
     mv->hash = -1;
     mbuf->flags &= ~_Py_MANAGED_BUFFER_RELEASED;
     return true;
+#endif
 }
 
 // True when some consumer holds a raw buffer export of the view itself (its own exports
 // count); exports taken from slices are not visible here.
 inline bool exported(PyObject *view) noexcept {
+#if !AERON_PY_CPYTHON_LAYOUTS
+    (void)view;
+    return false;
+#else
     if (view == nullptr || !PyMemoryView_Check(view)) return false;
     return reinterpret_cast<PyMemoryViewObject *>(view)->exports > 0;
+#endif
 }
 
 }  // namespace aeron_py::dead_view

@@ -23,6 +23,39 @@ namespace aeron_py {
 
 namespace {
 
+// The Driver.idle call in flight (INVOKER mode: aeron_driver_main_idle_strategy with the GIL
+// released). A close from another thread meanwhile must not free the driver, whose idle
+// strategy state that call is using: the CloseJob waits here first. At most one idle at a
+// time: Aeron's back-off state is not thread-safe (a second caller gets RuntimeError).
+struct IdleGate {
+    std::mutex mutex;
+    std::condition_variable left;
+    int idlers = 0;
+
+    bool try_enter() {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (idlers > 0) return false;
+        idlers++;
+        return true;
+    }
+
+    void leave() noexcept {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (--idlers == 0) left.notify_all();
+    }
+
+    // Until no idle is in flight (bounded by the idle strategy's own wait).
+    void wait_out() {
+        std::unique_lock<std::mutex> lock(mutex);
+        left.wait(lock, [this] { return idlers == 0; });
+    }
+
+    bool busy() {
+        std::lock_guard<std::mutex> lock(mutex);
+        return idlers > 0;
+    }
+};
+
 // Closing a driver: aeron_driver_close joins its agent threads, which end at the end of
 // their current duty cycle or idle, so a close waits as long as they take. The job owns
 // what the close needs (the filter and secure transport handles included) and runs on a
@@ -31,6 +64,7 @@ namespace {
 struct CloseJob {
     aeron_driver_t *driver = nullptr;
     aeron_driver_context_t *context = nullptr;
+    std::shared_ptr<IdleGate> idle;  // an idle in flight ends before the driver is freed
     std::shared_ptr<EndpointFilterHandle> filter;
     std::shared_ptr<SecureTransportHandle> secure;
     std::mutex mutex;
@@ -38,6 +72,7 @@ struct CloseJob {
     bool done = false;
 
     void run() noexcept {
+        if (idle) idle->wait_out();
         if (driver != nullptr) aeron_driver_close(driver);
         // Agents have stopped; the counters still live in the CnC map until the context closes.
         if (filter) filter->detach();
@@ -136,11 +171,21 @@ public:
         return work;
     }
 
+    // Counted in idle_ (a close meanwhile waits for it, within its timeout); a second
+    // thread's idle while one is in flight raises RuntimeError.
     void idle(int work_count) {
         check();
+        if (!idle_->try_enter())
+            throw std::runtime_error(
+                "Driver.idle: another thread is in this driver's idle right now (its idle strategy belongs to one "
+                "thread at a time)");
         py::gil_scoped_release release;
         aeron_driver_main_idle_strategy(driver_, work_count);
+        idle_->leave();  // before the GIL is taken back: a close waiting for us holds no GIL
     }
+
+    // Whether an idle() is in flight (GIL released).
+    bool idling() { return idle_->busy(); }
 
     // True when the driver stopped within `timeout_s` (< 0: wait as long as it takes);
     // False: its agents have not ended yet, and the close finishes in the background.
@@ -158,6 +203,7 @@ public:
         job_ = std::move(job);
         job_->driver = driver_;
         job_->context = context_;
+        job_->idle = idle_;
         job_->filter = std::move(filter_);
         job_->secure = std::move(secure_);
         driver_ = nullptr;
@@ -193,6 +239,7 @@ private:
     std::shared_ptr<EndpointFilterHandle> filter_;
     std::shared_ptr<SecureTransportHandle> secure_;
     std::shared_ptr<CloseJob> job_;  // the close, once started
+    std::shared_ptr<IdleGate> idle_ = std::make_shared<IdleGate>();
     bool closed_ = false;
 };
 
@@ -260,13 +307,17 @@ void def_driver(py::module_ &m) {
              "secure_transport: a SecureTransport appended to the context's interceptors before aeron_driver_init, "
              "its counters allocated before aeron_driver_start.")
         .def("do_work", &Driver::do_work, "aeron_driver_main_do_work (INVOKER threading mode).")
-        .def("idle", &Driver::idle, py::arg("work_count"), "aeron_driver_main_idle_strategy (releases the GIL).")
+        .def("idle", &Driver::idle, py::arg("work_count"),
+             "aeron_driver_main_idle_strategy (releases the GIL). One thread at a time: a second thread's idle while "
+             "one is in flight raises RuntimeError.")
         .def("close", &Driver::close, py::arg("timeout") = -1.0,
              "aeron_driver_close + aeron_driver_context_close, idempotent. aeron_driver_close waits for the agent "
-             "threads to end their duty cycle or idle; timeout >= 0 waits at most that many seconds and returns False "
+             "threads to end their duty cycle or idle (and for an idle() in flight on another thread); timeout >= 0 waits at most that many seconds and returns False "
              "if they had not ended (the close then finishes, and frees everything, on a thread of its own). "
              "timeout < 0 waits as long as it takes. True once the driver is closed.")
         .def_property_readonly("is_closed", &Driver::closed)
+        .def_property_readonly("idling", &Driver::idling,
+                               "True while an idle() call is in flight (GIL released); a close waits for it.")
         .def_property_readonly("is_stopped", &Driver::stopped,
                                "True once a close has finished (agents ended, everything freed).");
 }

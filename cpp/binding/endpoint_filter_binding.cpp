@@ -174,7 +174,7 @@ public:
     }
 
     std::string phase() const {
-        switch (handle->phase) {
+        switch (handle->phase.load()) {
             case EndpointFilterHandle::Phase::created: return "created";
             case EndpointFilterHandle::Phase::installed: return "installed";
             case EndpointFilterHandle::Phase::running: return "running";

@@ -37,6 +37,7 @@ void adopt_fast_methods(py::handle cls) {
         throw py::type_error("_adopt_fast_methods() expects a class made by a class statement (a heap type)");
     auto *type = reinterpret_cast<PyTypeObject *>(cls.ptr());
     if (type->tp_dict == nullptr) throw py::type_error("_adopt_fast_methods(): the class has no dict");
+    if (!tricks::on()) return;  // AERON_PY_NO_TRICKS: inherited descriptors, unspecialised calls
     py::dict own = py::reinterpret_borrow<py::dict>(type->tp_dict);
     for (PyMethodDef *def : fast_defs()) {
         py::str name(def->ml_name);

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "common.hpp"
+#include "tricks.hpp"
 
 #include <pybind11/detail/exception_translation.h>
 
@@ -83,15 +84,17 @@ void add_method(py::handle type, PyMethodDef *def);
 // 3.12+ specialises a call of a method descriptor only while `type(self)` is exactly the
 // descriptor's type; inherited from the pybind11 base, every call through aeron_py's public
 // class missed that check and took the generic call path (about 10 ns more per call, measured
-// with benchmarks/fast_calls.py). Names `cls` defines itself are left alone.
+// with benchmarks/fast_calls.py). Names `cls` defines itself are left alone. Under
+// AERON_PY_NO_TRICKS it does nothing (after checking `cls`): the inherited descriptors stay,
+// the calls take the generic path.
 void adopt_fast_methods(py::handle cls);
 
 // The value of an exact int that fits a machine word without a call into CPython (3.12+:
-// the compact representation); false for anything else, so the caller takes the general
-// path with its error messages.
+// the compact representation, an unstable-tier API); false for anything else, so the caller
+// takes the general path with its error messages. Always false under AERON_PY_NO_TRICKS.
 inline bool small_int(PyObject *object, long &out) {
 #if PY_VERSION_HEX >= 0x030C0000
-    if (PyLong_CheckExact(object) && PyUnstable_Long_IsCompact(reinterpret_cast<PyLongObject *>(object))) {
+    if (tricks::on() && PyLong_CheckExact(object) && PyUnstable_Long_IsCompact(reinterpret_cast<PyLongObject *>(object))) {
         out = static_cast<long>(PyUnstable_Long_CompactValue(reinterpret_cast<PyLongObject *>(object)));
         return true;
     }

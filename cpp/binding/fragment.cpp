@@ -10,6 +10,7 @@
 #include "dead_view.hpp"
 #include "fastcall.hpp"
 #include "header_view.hpp"
+#include "tricks.hpp"
 
 extern "C" {
 #include "aeron_image.h"  // aeron_header_t's fields
@@ -37,8 +38,11 @@ constexpr Py_ssize_t kMaxCachedPayload = 64 * 1024;
 // place when only this cache still holds them (the handler let go) and the length is the
 // same: nobody can see the change, as CPython itself does when it resizes or appends to a
 // string it holds the only reference to. Otherwise a new bytes object (then cached).
+// AERON_PY_NO_TRICKS (tricks.hpp): always a new bytes object, none cached.
 PyObject *fragment_bytes(PyObject *&cache, const uint8_t *buffer, Py_ssize_t size) {
-#if !defined(Py_GIL_DISABLED) && PY_VERSION_HEX < 0x030E0000  // layouts checked on CPython 3.11 to 3.13
+#if AERON_PY_CPYTHON_LAYOUTS  // layouts checked on CPython 3.11 to 3.13
+    if (!tricks::on())
+        return PyBytes_FromStringAndSize(reinterpret_cast<const char *>(buffer), size);
     if (cache != nullptr && Py_REFCNT(cache) == 1 && PyBytes_GET_SIZE(cache) == size) {
         std::memcpy(PyBytes_AS_STRING(cache), buffer, static_cast<size_t>(size));
         _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wdeprecated-declarations\"")
@@ -55,14 +59,39 @@ PyObject *fragment_bytes(PyObject *&cache, const uint8_t *buffer, Py_ssize_t siz
 
 // The fragment as a read-only memoryview of the log: the previous one revived when the
 // handler let go of it (dead_view::revive), else a new one (then cached).
+// AERON_PY_NO_TRICKS (or a CPython whose layouts were not checked): a new view over a
+// private copy of the fragment, none cached.
 PyObject *fragment_view(PyObject *&cache, const uint8_t *buffer, Py_ssize_t size) {
     auto *data = const_cast<uint8_t *>(buffer);
-#if !defined(Py_GIL_DISABLED) && PY_VERSION_HEX < 0x030E0000
-    if (cache != nullptr && dead_view::revive(cache, data, size)) return Py_NewRef(cache);
+#if AERON_PY_CPYTHON_LAYOUTS
+    if (tricks::on()) {
+        if (cache != nullptr && dead_view::revive(cache, data, size)) return Py_NewRef(cache);
+        PyObject *fresh = dead_view::make(data, size, false);
+        if (fresh != nullptr) Py_XSETREF(cache, Py_NewRef(fresh));
+        return fresh;
+    }
 #endif
-    PyObject *fresh = dead_view::make(data, size, false);
-    if (fresh != nullptr) Py_XSETREF(cache, Py_NewRef(fresh));
-    return fresh;
+    (void)cache;
+    return dead_view::make_copy(data, size, false);
+}
+
+// The end of a zero-copy handler call under AERON_PY_NO_TRICKS: memoryview.release() on the
+// view (over a private copy). A raw export of it still held makes the poll raise BufferError,
+// as with the tricks on; the handler's own exception, when it raised, wins.
+void release_fragment_view(PyObject *data, PyObject *&result) noexcept {
+    if (result == nullptr) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        if (!dead_view::release(data)) PyErr_Clear();
+        PyErr_Restore(type, value, tb);
+        return;
+    }
+    if (dead_view::release(data)) return;
+    Py_CLEAR(result);
+    if (PyErr_ExceptionMatches(PyExc_BufferError)) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_BufferError, "zero-copy fragment view: a buffer export of it outlived the handler call");
+    }
 }
 
 }  // namespace
@@ -103,7 +132,9 @@ aeron_controlled_fragment_handler_action_t on_fragment(void *clientd, const uint
         nargs = 2;
     }
     PyObject *result = PyObject_Vectorcall(context->handler, argv + 1, nargs | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
-    if (context->zero_copy) {
+    if (context->zero_copy && !tricks::layouts_on()) {
+        release_fragment_view(data, result);
+    } else if (context->zero_copy) {
         // A raw buffer export (numpy.frombuffer, ...) would keep a pointer into the log past the
         // call: say so rather than let it read whatever the log holds later.
         if (result != nullptr && dead_view::exported(data)) {
@@ -143,8 +174,9 @@ aeron_controlled_fragment_handler_action_t on_message_fragment(void *clientd, co
                                                                aeron_header_t *header) {
     // The flags test of aeron_controlled_fragment_assembler_handler (aeron_header_t as the
     // pinned client's aeron_image.h defines it)
+    // AERON_PY_NO_TRICKS: every frame through Aeron's reassembler, which reads the flags itself.
     constexpr uint8_t unfragmented = AERON_DATA_HEADER_UNFRAGMENTED;
-    if ((header->frame->frame_header.flags & unfragmented) == unfragmented)
+    if (tricks::on() && (header->frame->frame_header.flags & unfragmented) == unfragmented)
         return on_fragment(clientd, buffer, length, header);
     return aeron_controlled_fragment_assembler_handler(static_cast<PollContext *>(clientd)->assembler, buffer, length,
                                                        header);

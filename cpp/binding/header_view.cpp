@@ -5,6 +5,8 @@
 
 #include <structmember.h>
 
+#include "tricks.hpp"
+
 namespace aeron_py {
 
 namespace {
@@ -159,7 +161,9 @@ PyObject *header_view_bind(PyObject *&slot, aeron_header_t *header) noexcept {
 void header_view_unbind(PyObject *&slot) noexcept {
     if (slot == nullptr) return;
     reinterpret_cast<HeaderViewObject *>(slot)->header = nullptr;
-    if (Py_REFCNT(slot) > 1) {  // the handler kept it: it stays invalid, the next fragment gets a new one
+    // The handler kept it: it stays invalid, the next fragment gets a new one. Under
+    // AERON_PY_NO_TRICKS (tricks.hpp) never reused: a new view per fragment.
+    if (Py_REFCNT(slot) > 1 || !tricks::on()) {
         Py_DECREF(slot);
         slot = nullptr;
     }

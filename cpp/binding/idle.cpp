@@ -3,6 +3,11 @@
 // so it is a raw fast-call method (fastcall.hpp): a pybind11 call plus a GIL hand-over cost
 // more than a whole busy-spin idle. The GIL is released only around a call that may wait
 // (work_count == 0 and a strategy that can yield, sleep or park): "spin" and "noop" never wait.
+//
+// One thread at a time: Aeron's back-off state is not thread-safe, and a waiting call runs
+// without the GIL. While one thread waits in idle(), a call from another thread raises
+// RuntimeError (an atomic flag, set before the GIL is released, cleared before it is taken
+// back); calls that never release the GIL cannot overlap anything else.
 #include "common.hpp"
 
 #include "fastcall.hpp"
@@ -29,23 +34,39 @@ public:
     IdleStrategy(const IdleStrategy &) = delete;
     IdleStrategy &operator=(const IdleStrategy &) = delete;
 
-    void idle(int work_count) {
-        if (work_count > 0 || !may_wait_) {  // resets back-off state, or never waits
+    // False with RuntimeError set when another thread is waiting in this strategy's idle.
+    bool idle(int work_count) {
+        if (work_count > 0 || !may_wait_) {  // resets back-off state, or never waits: GIL held throughout
+            if (waiting_.load(std::memory_order_acquire)) return refuse();
             func_(state_, work_count);
-            return;
+            return true;
         }
+        bool expected = false;
+        if (!waiting_.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) return refuse();
         Py_BEGIN_ALLOW_THREADS
         func_(state_, work_count);
+        waiting_.store(false, std::memory_order_release);
         Py_END_ALLOW_THREADS
+        return true;
     }
 
     const std::string &name() const { return name_; }
+    bool waiting() const { return waiting_.load(std::memory_order_acquire); }
 
 private:
     std::string name_;
     aeron_idle_strategy_func_t func_ = nullptr;
     void *state_ = nullptr;
     bool may_wait_ = true;
+    std::atomic<bool> waiting_{false};  // a thread is in func_ with the GIL released
+
+    bool refuse() const {
+        PyErr_Format(PyExc_RuntimeError,
+                     "IdleStrategy.idle: another thread is waiting in this %s strategy's idle (an idle strategy "
+                     "belongs to one thread at a time: give each thread its own)",
+                     name_.c_str());
+        return false;
+    }
 };
 
 PyObject *fast_idle(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
@@ -57,7 +78,8 @@ PyObject *fast_idle(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyO
     if (!parsed.get_long(0, 0, work_count)) return nullptr;
     IdleStrategy *strategy = fast::self_as<IdleStrategy>(self);
     if (strategy == nullptr) return nullptr;
-    strategy->idle(static_cast<int>(work_count > INT_MAX ? INT_MAX : (work_count < INT_MIN ? INT_MIN : work_count)));
+    if (!strategy->idle(static_cast<int>(work_count > INT_MAX ? INT_MAX : (work_count < INT_MIN ? INT_MIN : work_count))))
+        return nullptr;
     Py_RETURN_NONE;
     AERON_PY_FAST_END
 }
@@ -65,14 +87,17 @@ PyObject *fast_idle(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyO
 PyMethodDef idle_def = {
     "idle", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fast_idle)), METH_FASTCALL | METH_KEYWORDS,
     "idle($self, /, work_count=0)\n--\n\nThe loaded aeron_idle_strategy_func_t after a duty cycle that did "
-    "`work_count` work (> 0 resets any back-off); the GIL is released while it may wait."};
+    "`work_count` work (> 0 resets any back-off); the GIL is released while it may wait. One thread at a "
+    "time: a call while another thread waits in it raises RuntimeError."};
 
 }  // namespace
 
 void init_idle(py::module_ &m) {
     py::class_<IdleStrategy> cls(m, "IdleStrategy", "An Aeron idle strategy (aeron_idle_strategy_load).");
     cls.def(py::init<const std::string &, const std::string &>(), py::arg("name"), py::arg("init_args") = "")
-        .def_property_readonly("name", &IdleStrategy::name);
+        .def_property_readonly("name", &IdleStrategy::name)
+        .def_property_readonly("idling", &IdleStrategy::waiting,
+                               "True while a thread waits in idle() with the GIL released.");
     fast::add_method(cls, &idle_def);
 }
 

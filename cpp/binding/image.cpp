@@ -74,8 +74,8 @@ PyObject *Image::run(PollMode mode, const char *function, PyObject *const *args,
     aeron_image_t *image = live();
     // Nothing at the image's position: done without Aeron's poll (the image stays retained
     // by this object, so its log stays mapped). A poll from inside a handler still goes on
-    // to run_poll, which refuses it.
-    if (sub_->polling == 0 && !log_peek::image_may_have_data(image)) return empty_poll_result(mode);
+    // to run_poll, which refuses it. Under AERON_PY_NO_TRICKS every poll is Aeron's.
+    if (tricks::on() && sub_->polling == 0 && !log_peek::image_may_have_data(image)) return empty_poll_result(mode);
     if (!poller_) poller_ = std::make_unique<Poller>();
     return run_poll(*sub_, handle_.get(), *poller_, mode, parsed, true, "aeron_image_controlled_poll",
                     [image](aeron_controlled_fragment_handler_t handler, void *clientd, size_t limit) {

@@ -4,9 +4,39 @@
 #include "fastcall.hpp"
 #include "image.hpp"
 #include "poll_set.hpp"
+#include "tricks.hpp"
 #include "uninitialised.hpp"
 
+#include <cctype>
+#include <cstdlib>
+#include <string>
+
 namespace aeron_py {
+
+namespace tricks {
+
+bool enabled = true;
+
+bool read_environment() noexcept {
+    const char *raw = std::getenv("AERON_PY_NO_TRICKS");
+    std::string value = raw == nullptr ? "" : raw;
+    for (char &c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (value.empty() || value == "0" || value == "false" || value == "no" || value == "off") {
+        enabled = true;
+        return true;
+    }
+    if (value == "1" || value == "true" || value == "yes" || value == "on") {
+        enabled = false;
+        return true;
+    }
+    PyErr_Format(PyExc_ImportError,
+                 "AERON_PY_NO_TRICKS=%s: expected 1, true, yes or on (tricks off) or 0, false, no, off or empty "
+                 "(tricks on)",
+                 raw);
+    return false;
+}
+
+}  // namespace tricks
 
 void set_public_subscription_class(py::object cls);
 void init_crypto(py::module_ &m);  // crypto.cpp: the submodule aeron_py._aeron.crypto (libsodium)
@@ -17,6 +47,8 @@ void init_archive(py::module_ &m);  // archive/archive.cpp: the submodule aeron_
 #endif
 
 void init_module(py::module_ &m) {
+    // First: every later line may consult the switch (tricks.hpp).
+    if (!tricks::read_environment()) throw py::error_already_set();
     m.doc() = "Thin bindings over Aeron's C client (aeronc.h) and embedded C media driver (aeronmd.h).";
     init_errors(m);
     init_fragment(m);
@@ -52,6 +84,7 @@ void init_module(py::module_ &m) {
     m.def("_adopt_fast_methods", &fast::adopt_fast_methods, py::arg("cls"),
           "Gives a Python subclass its own descriptor of each fast method it inherits, so CPython specialises "
           "the calls (aeron_py calls it for its public classes at import).");
+    m.attr("TRICKS") = py::bool_(tricks::on());
     refuse_uninitialised(m);  // last: every class is registered by now
 }
 }  // namespace aeron_py

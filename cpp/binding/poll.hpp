@@ -68,8 +68,11 @@ inline bool parse_poll_args(const char *function, PyObject *const *args, Py_ssiz
                             bool batch, long default_limit, PollArgs &out) {
     const Py_ssize_t npos = PyVectorcall_NARGS(nargs);
     long limit = default_limit;
+    // The callable test is PyCallable_Check inlined (the type's tp_call slot), or the function
+    // itself under AERON_PY_NO_TRICKS.
     if (!batch && kwnames == nullptr && (npos == 1 || (npos == 2 && fast::small_int(args[1], limit))) &&
-        limit >= 0 && limit <= INT32_MAX && Py_TYPE(args[0])->tp_call != nullptr) {  // PyCallable_Check, inline
+        limit >= 0 && limit <= INT32_MAX &&
+        (tricks::on() ? Py_TYPE(args[0])->tp_call != nullptr : PyCallable_Check(args[0]) != 0)) {
         out.handler = args[0];
         out.fragment_limit = limit;
         return true;
@@ -114,6 +117,11 @@ template <typename Poll>
 PyObject *run_poll(SubState &sub, ImageHandle *image, Poller &poller, PollMode mode, const PollArgs &args,
                    bool reassemble, const char *call, Poll &&poll) {
     if (sub.polling > 0) throw_reentrant_poll(call);
+    // Counted before anything can run Python: the batch list's allocation may run the cycle
+    // collector (CPython 3.11 collects inside allocations), whose finalizers may switch
+    // threads; a poll of this subscription from another thread must find it counted.
+    sub.polling++;
+    sub.client->polling++;
     PollContext &context = poller.context;
     context.sub = &sub;
     context.image = image;
@@ -125,12 +133,16 @@ PyObject *run_poll(SubState &sub, ImageHandle *image, Poller &poller, PollMode m
     PyObject *batch = nullptr;
     if (mode == PollMode::BATCH) {
         batch = PyList_New(0);
-        if (batch == nullptr) return nullptr;
+        if (batch == nullptr) {
+            sub.polling--;
+            sub.client->polling--;
+            context.handler = nullptr;
+            finish_poll(sub);  // a finalizer may have closed it meanwhile
+            return nullptr;
+        }
     }
     context.batch = batch;
     const size_t limit = static_cast<size_t>(args.fragment_limit);
-    sub.polling++;
-    sub.client->polling++;
     const int count = poll(reassemble ? on_message_fragment : on_fragment, &context, limit);
     sub.polling--;
     sub.client->polling--;

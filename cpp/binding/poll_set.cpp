@@ -165,9 +165,10 @@ namespace {
 int poll_entry(PollSetEntry &entry, PollSetBatch &batch, size_t fragment_limit) noexcept {
     SubState &sub = *entry.sub;
     // Nothing to read (log_peek.hpp): no C poll. Phase A has refused a set with an entry
-    // whose subscription is polling, and dropped entries closed meanwhile.
-    if (!(entry.image ? log_peek::image_may_have_data(entry.image->image)
-                      : log_peek::subscription_may_have_data(sub.subscription)))
+    // whose subscription is polling, and dropped entries closed meanwhile. Under
+    // AERON_PY_NO_TRICKS every entry gets Aeron's poll.
+    if (tricks::on() && !(entry.image ? log_peek::image_may_have_data(entry.image->image)
+                                      : log_peek::subscription_may_have_data(sub.subscription)))
         return 0;
     entry.batch = &batch;
     entry.delivered = false;

@@ -9,18 +9,19 @@
 // so `pos = pub.offer(m)` in a loop (which holds the previous result while asking for the
 // next) recycles too. Carriers are made with room for three 30-bit digits: every int64.
 //
-// Only where the int layout was checked (CPython 3.11 to 3.13, 30-bit digits, the GIL);
-// elsewhere make() is PyLong_FromLongLong.
+// Only where the int layout was checked (CPython 3.11 to 3.13, 30-bit digits, the GIL),
+// and only while the tricks are on (tricks.hpp); elsewhere make() is PyLong_FromLongLong.
 #pragma once
 
 #include <Python.h>
 
 #include <cstdint>
 
+#include "tricks.hpp"
+
 namespace aeron_py {
 
-#if !defined(Py_GIL_DISABLED) && PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030E0000 && \
-    PYLONG_BITS_IN_DIGIT == 30 && !defined(Py_LIMITED_API)
+#if AERON_PY_CPYTHON_LAYOUTS && PY_VERSION_HEX >= 0x030B0000 && PYLONG_BITS_IN_DIGIT == 30
 #define AERON_PY_RECYCLED_INTS 1
 #endif
 
@@ -29,7 +30,7 @@ public:
     // A new reference to an int of `value`, or nullptr with an error set.
     PyObject *make(int64_t value) {
 #ifdef AERON_PY_RECYCLED_INTS
-        if (value > 256) {  // -5..256 are CPython's shared small ints
+        if (value > 256 && tricks::layouts_on()) {  // -5..256 are CPython's shared small ints
             for (PyObject *carrier : carriers_) {
                 if (carrier != nullptr && Py_REFCNT(carrier) == 1) {
                     rewrite(carrier, static_cast<uint64_t>(value));

@@ -138,7 +138,7 @@ public:
     }
 
     std::string phase() const {
-        switch (handle->phase) {
+        switch (handle->phase.load()) {
             case SecureTransportHandle::Phase::created: return "created";
             case SecureTransportHandle::Phase::installed: return "installed";
             case SecureTransportHandle::Phase::running: return "running";

@@ -17,7 +17,11 @@ struct SecureTransportHandle {
     enum class Phase { created, installed, running, closing, detached };
 
     aeron_py_secure_transport_t *secure = nullptr;
-    Phase phase = Phase::created;
+    // Atomic: detach() runs on the CloseJob's thread, without the GIL, while Python threads
+    // read the phase (check_readable). Its release store publishes the plug-in's counter
+    // swap to a reader that sees `detached`. (No deterministic test: the race is a plain data
+    // race, benign on x86, that only a thread sanitizer would report.)
+    std::atomic<Phase> phase{Phase::created};
 
     SecureTransportHandle();
     ~SecureTransportHandle();

@@ -53,8 +53,10 @@ public:
         if (state_->closed || state_->client->closed) state_->check_open();  // raises
         aeron_subscription_t *subscription = state_->subscription;
         // Nothing to read (and no new image list to acknowledge): done without Aeron's poll. A
-        // poll from inside a handler still goes on to run_poll, which refuses it.
-        if (state_->polling == 0 && !log_peek::subscription_may_have_data(subscription)) return empty_poll_result(mode);
+        // poll from inside a handler still goes on to run_poll, which refuses it. Under
+        // AERON_PY_NO_TRICKS every poll is Aeron's.
+        if (tricks::on() && state_->polling == 0 && !log_peek::subscription_may_have_data(subscription))
+            return empty_poll_result(mode);
         return run_poll(*state_, nullptr, *poller_, mode, parsed, reassemble, "aeron_subscription_controlled_poll",
                         [subscription](aeron_controlled_fragment_handler_t handler, void *clientd, size_t limit) {
                             return aeron_subscription_controlled_poll(subscription, handler, clientd, limit);

@@ -69,7 +69,9 @@ private:
         {
             py::gil_scoped_release release;
             std::lock_guard<std::mutex> lock(state_->archive->mutex);
-            if (state_->merge == nullptr || state_->sub->closed) {
+            // `closed` is atomic: written under the GIL, which this thread does not hold now.
+            // (No deterministic test: a data race, benign on x86, only a thread sanitizer sees.)
+            if (state_->merge == nullptr || state_->sub->closed.load(std::memory_order_acquire)) {
                 was_closed = true;
             } else {
                 rc = call(state_->merge);

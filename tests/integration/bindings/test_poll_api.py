@@ -81,7 +81,8 @@ def test_the_header_view_is_reused_unless_kept(aeron):
         positions.append(header.position)
 
     wait_until(lambda: sub.poll(handler, 10) or len(ids) == 3, 5, "delivery")
-    assert len(set(ids)) == 1  # one view for every fragment: no allocation per message
+    if aeron_py._aeron.TRICKS:  # the reuse is a trick (header_view.cpp), off under AERON_PY_NO_TRICKS
+        assert len(set(ids)) == 1  # one view for every fragment: no allocation per message
     assert positions == sorted(positions) and len(set(positions)) == 3
     copy = []
     send(pub, b"d")
