@@ -16,24 +16,37 @@ if not hasattr(_aeron, "archive"):
     )
 
 from .client import FOLLOW, AeronArchive  # noqa: E402
+from .segments import segment_file_base_position  # noqa: E402
 from . import errors as _errors  # noqa: E402
 from .errors import *  # noqa: E402,F403
 from .records import (RecordingDescriptor, RecordingSignal, RecordingSignalEvent,  # noqa: E402
                       RecordingSubscription, SourceLocation)
-from .persistent import FROM_LIVE, FROM_START, PersistentSubscription  # noqa: E402
+from .persistent import FROM_LIVE, FROM_START, PersistentCounters, PersistentState, PersistentSubscription  # noqa: E402
 from .replay_merge import ReplayMerge  # noqa: E402
+from .recording_events import (RecordingEvent, RecordingEventError, RecordingEvents,  # noqa: E402
+                               RecordingProgress, RecordingStarted, RecordingStopped, decode_recording_event)
 
 __all__ = [
     "FOLLOW",
     "FROM_LIVE",
     "FROM_START",
     "AeronArchive",
+    "PersistentCounters",
+    "PersistentState",
     "PersistentSubscription",
     "RecordingDescriptor",
+    "RecordingEvent",
+    "RecordingEventError",
+    "RecordingEvents",
+    "RecordingProgress",
     "RecordingSignal",
     "RecordingSignalEvent",
+    "RecordingStarted",
+    "RecordingStopped",
     "RecordingSubscription",
     "ReplayMerge",
     "SourceLocation",
+    "decode_recording_event",
+    "segment_file_base_position",
 ]
 __all__ += _errors.__all__

@@ -26,24 +26,19 @@ from typing import Any, TypeVar
 
 from .._aeron import archive as _native
 from ..client import Aeron
+from ..validation import require_int
 from ..errors import AeronError
 from ..publication import ExclusivePublication, Publication
 from ..subscription import Subscription
 from .errors import ArchiveClosedError, ArchiveTimeoutError, UnknownRecordingError, translate, typed
+from .settings import (DEFAULT_MESSAGE_TIMEOUT_S, DEFAULT_RECORDING_EVENTS_CHANNEL, DEFAULT_RECORDING_EVENTS_STREAM_ID,
+                       channel_text, control_options, control_tuning, or_env)
 from .records import (RecordingDescriptor, RecordingSignalEvent, RecordingSubscription, SourceLocation)
 from .replay_merge import DEFAULT_PROGRESS_TIMEOUT_S, ReplayMerge
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-#: Aeron's defaults (``aeron_archive_context.h``), each overridden by its environment variable.
-DEFAULT_CONTROL_CHANNEL = "aeron:udp?endpoint=localhost:8010"
-DEFAULT_CONTROL_STREAM_ID = 10
-DEFAULT_RESPONSE_CHANNEL = "aeron:udp?endpoint=localhost:0"
-DEFAULT_RESPONSE_STREAM_ID = 20
-DEFAULT_RECORDING_EVENTS_CHANNEL = "aeron:udp?control-mode=dynamic|control=localhost:8030"
-DEFAULT_RECORDING_EVENTS_STREAM_ID = 30
-DEFAULT_MESSAGE_TIMEOUT_S = 10.0
 #: Signals kept for :meth:`AeronArchive.poll_recording_signals` when no callback takes them.
 MAX_KEPT_SIGNALS = 4096
 #: A UDP endpoint with port 0 in a channel (``endpoint=HOST:0``): bound before a replay is asked for.
@@ -59,36 +54,6 @@ ErrorHandler = Callable[[int, str], Any]
 
 def _log_error(errcode: int, message: str) -> None:
     logger.warning("aeron archive error %d: %s", errcode, message)
-
-
-def _env(name: str, default: str) -> str:
-    return os.environ.get(name) or default
-
-
-def _or_env(value: object | None, env: str, default: object) -> str:
-    """``value``, else the environment variable ``env`` (Aeron's C client's name), else ``default``."""
-    return str(value) if value is not None else _env(env, str(default))
-
-
-def control_options(control_channel: object | None, control_stream_id: int | None, response_channel: object | None,
-                    response_stream_id: int | None) -> dict[str, Any]:
-    """The control request / response channels and stream ids of an archive connection."""
-    return dict(
-        control_request_channel=_channel(_or_env(control_channel, "AERON_ARCHIVE_CONTROL_CHANNEL",
-                                                 DEFAULT_CONTROL_CHANNEL), "control_channel"),
-        control_request_stream_id=int(_or_env(control_stream_id, "AERON_ARCHIVE_CONTROL_STREAM_ID",
-                                               DEFAULT_CONTROL_STREAM_ID)),
-        control_response_channel=_channel(_or_env(response_channel, "AERON_ARCHIVE_CONTROL_RESPONSE_CHANNEL",
-                                                  DEFAULT_RESPONSE_CHANNEL), "response_channel"),
-        control_response_stream_id=int(_or_env(response_stream_id, "AERON_ARCHIVE_CONTROL_RESPONSE_STREAM_ID",
-                                               DEFAULT_RESPONSE_STREAM_ID)))
-
-
-def _channel(value: object, what: str) -> str:
-    text = str(value)
-    if not text:
-        raise ValueError(f"{what} must not be empty (e.g. 'aeron:udp?endpoint=127.0.0.1:8010')")
-    return text
 
 
 def _optional(value: int | None, null: int = -1) -> int:
@@ -119,7 +84,9 @@ class AeronArchive:
                 response_stream_id: int | None = None, recording_events_channel: object | None = None,
                 recording_events_stream_id: int | None = None, message_timeout: float | None = None,
                 client_name: str = "", on_recording_signal: SignalHandler | None = None,
-                error_handler: ErrorHandler | None = _log_error) -> "AeronArchive":
+                error_handler: ErrorHandler | None = _log_error, control_term_length: int | None = None,
+                control_mtu: int | None = None, control_sparse: bool | None = None,
+                message_retry_attempts: int | None = None) -> "AeronArchive":
         """Connect to the Archive listening on ``control_channel`` (``aeron_archive_connect``).
 
         Unset channels and stream ids take their ``AERON_ARCHIVE_*`` environment variable
@@ -127,19 +94,26 @@ class AeronArchive:
         client (port 0: any free port). ``message_timeout`` (s): how long each request waits
         for its answer, the connect included. Raises :class:`ArchiveTimeoutError` when no
         Archive answers, :class:`~aeron_py.errors.AeronError` for bad settings.
+
+        The control streams (this client's request publication and response subscription):
+        ``control_term_length`` (a power of two, 64 KiB to 1 GiB), ``control_mtu`` (a multiple
+        of 32, 32 to 65504) and ``control_sparse`` (sparse term files); ``message_retry_attempts``:
+        how many times a request is offered before it fails. None keeps Aeron's default.
         """
         timeout = DEFAULT_MESSAGE_TIMEOUT_S if message_timeout is None else float(message_timeout)
+        tuning = control_tuning(control_term_length, control_mtu, control_sparse, message_retry_attempts)
         if not 0 < timeout <= 3600:
             raise ValueError(f"message_timeout must be in (0, 3600] seconds, got {timeout!r}")
         options = dict(
             **control_options(control_channel, control_stream_id, response_channel, response_stream_id),
-            recording_events_channel=_channel(_or_env(recording_events_channel, "AERON_ARCHIVE_RECORDING_EVENTS_CHANNEL",
+            recording_events_channel=channel_text(or_env(recording_events_channel, "AERON_ARCHIVE_RECORDING_EVENTS_CHANNEL",
                                                       DEFAULT_RECORDING_EVENTS_CHANNEL), "recording_events_channel"),
-            recording_events_stream_id=int(_or_env(recording_events_stream_id,
+            recording_events_stream_id=int(or_env(recording_events_stream_id,
                                                    "AERON_ARCHIVE_RECORDING_EVENTS_STREAM_ID",
                                                    DEFAULT_RECORDING_EVENTS_STREAM_ID)),
             message_timeout_ns=int(timeout * 1e9),
             client_name=str(client_name),
+            **tuning,
         )
         if aeron.is_closed:
             raise ArchiveClosedError(f"the Aeron client for {aeron.dir!r} is closed")
@@ -189,7 +163,7 @@ class AeronArchive:
         """Record every publication on ``channel`` and ``stream_id``; returns the recording
         subscription's id (for :meth:`stop_recording`). ``auto_stop``: stop when the
         recorded image goes. Each new image (publication) becomes its own recording."""
-        return self._call(self._raw.start_recording, _channel(channel, "channel"), stream_id,
+        return self._call(self._raw.start_recording, channel_text(channel, "channel"), stream_id,
                           SourceLocation(source) == SourceLocation.REMOTE, bool(auto_stop))
 
     def extend_recording(self, recording_id: int, channel: object, stream_id: int, *,
@@ -197,14 +171,14 @@ class AeronArchive:
         """Append to the stopped recording ``recording_id`` what ``channel`` / ``stream_id`` carries:
         a publication that continues it (same session id, and ``init-term-id``, ``term-id``
         and ``term-offset`` at its stop position). Returns the recording subscription's id."""
-        return self._call(self._raw.extend_recording, recording_id, _channel(channel, "channel"), stream_id,
+        return self._call(self._raw.extend_recording, recording_id, channel_text(channel, "channel"), stream_id,
                           SourceLocation(source) == SourceLocation.REMOTE, bool(auto_stop))
 
     def add_recorded_publication(self, channel: object, stream_id: int, *,
                                  exclusive: bool = False) -> Publication | ExclusivePublication:
         """A publication of this connection's client whose stream the Archive records (its
         session only): ``aeron_archive_add_recorded_(exclusive_)publication``."""
-        raw = self._call(self._raw.add_recorded_publication, _channel(channel, "channel"), stream_id, bool(exclusive))
+        raw = self._call(self._raw.add_recorded_publication, channel_text(channel, "channel"), stream_id, bool(exclusive))
         return ExclusivePublication(raw) if exclusive else Publication(raw)
 
     def recording_counter_id(self, *, recording_id: int | None = None, session_id: int | None = None) -> int | None:
@@ -213,6 +187,21 @@ class AeronArchive:
         when the recording is not active. Use it as ``bounding_counter_id`` of a replay."""
         found = self._call(self._raw.recording_counter_id, recording_id, session_id)
         return None if found < 0 else found
+
+    def recording_of_counter(self, counter_id: int) -> int | None:
+        """The recording a recording-position counter tracks (None: not such a counter, or
+        the recording ended and the counter was freed)."""
+        return self._call(self._raw.recording_pos_recording_id, require_int("counter_id", counter_id))
+
+    def counter_source_identity(self, counter_id: int) -> str | None:
+        """The source identity of a recording-position counter's image (``aeron:ipc``, or the
+        sender's ``address:port``); None: not such a counter."""
+        return self._call(self._raw.recording_pos_source_identity, require_int("counter_id", counter_id))
+
+    def counter_is_active(self, counter_id: int, recording_id: int) -> bool:
+        """Whether ``counter_id`` is still the live position counter of ``recording_id``."""
+        return self._call(self._raw.recording_pos_is_active, require_int("counter_id", counter_id),
+                          require_int("recording_id", recording_id))
 
     def stop_recording(self, subscription_id: int) -> None:
         """Stop the recording subscription ``subscription_id`` (UnknownSubscriptionError if none)."""
@@ -224,7 +213,12 @@ class AeronArchive:
 
     def stop_recording_channel(self, channel: object, stream_id: int) -> None:
         """Stop recording ``channel`` and ``stream_id`` (as given to :meth:`start_recording`)."""
-        self._call(self._raw.stop_recording_channel_and_stream, _channel(channel, "channel"), stream_id)
+        self._call(self._raw.stop_recording_channel_and_stream, channel_text(channel, "channel"), stream_id)
+
+    def try_stop_recording_channel(self, channel: object, stream_id: int) -> bool:
+        """Like :meth:`stop_recording_channel`; False instead of an error when that channel and
+        stream are not being recorded."""
+        return self._call(self._raw.try_stop_recording_channel_and_stream, channel_text(channel, "channel"), stream_id)
 
     def try_stop_recording_by_identity(self, recording_id: int) -> bool:
         """Stop the recording ``recording_id``; False if it was not active."""
@@ -286,7 +280,7 @@ class AeronArchive:
         ``position``: where to start (default: the recording's start). ``length``: how many
         bytes (default: all that is recorded; :data:`FOLLOW` follows a live recording).
         ``bounding_counter_id``: a counter whose value bounds an open-ended replay."""
-        return self._call(self._raw.start_replay, recording_id, _channel(channel, "channel"), stream_id,
+        return self._call(self._raw.start_replay, recording_id, channel_text(channel, "channel"), stream_id,
                           *self._replay_args(position, length, bounding_counter_id, file_io_max_length))
 
     def replay(self, recording_id: int, channel: object, stream_id: int, *, position: int | None = None,
@@ -295,7 +289,7 @@ class AeronArchive:
         """Subscribe to ``channel`` / ``stream_id`` and replay the recording onto it (see
         :meth:`start_replay`); returns the subscription. A UDP ``endpoint`` with port 0 is
         bound first, and the Archive replays to the port it got."""
-        uri = _channel(channel, "channel")
+        uri = channel_text(channel, "channel")
         args = self._replay_args(position, length, bounding_counter_id, file_io_max_length)
         if not _ANY_PORT.search(uri):
             sub: Subscription = self._call(self._raw.replay, recording_id, uri, stream_id, *args)
@@ -335,8 +329,8 @@ class AeronArchive:
         try:
             raw = self._call(self._raw.replay_merge, subscription,
                              replay_channel or f"aeron:udp?session-id={session}",
-                             _channel(replay_destination, "replay_destination"),
-                             _channel(live_destination, "live_destination"), recording_id,
+                             channel_text(replay_destination, "replay_destination"),
+                             channel_text(live_destination, "live_destination"), recording_id,
                              descriptor.start_position if start_position is None else start_position,
                              int(progress_timeout * 1000))
         except BaseException:
@@ -360,6 +354,36 @@ class AeronArchive:
     def purge_recording(self, recording_id: int) -> int:
         """Delete a stopped recording and its files; returns the number of segment files deleted."""
         return self._call(self._raw.purge_recording, recording_id)
+
+    # --- segments ------------------------------------------------------------------------
+    # A recording's files are segments of ``segment_file_length`` bytes of stream (a whole number of
+    # terms); positions here are segment boundaries (:func:`segment_file_base_position`).
+    def detach_segments(self, recording_id: int, new_start_position: int) -> None:
+        """Detach the segment files before ``new_start_position`` from a recording (its start
+        position moves there; the files stay on disk until deleted or attached again)."""
+        self._call(self._raw.detach_segments, recording_id, new_start_position)
+
+    def delete_detached_segments(self, recording_id: int) -> int:
+        """Delete the segment files detached from a recording; returns how many."""
+        return self._call(self._raw.delete_detached_segments, recording_id)
+
+    def purge_segments(self, recording_id: int, new_start_position: int) -> int:
+        """Detach and delete the segment files before ``new_start_position``; returns how many."""
+        return self._call(self._raw.purge_segments, recording_id, new_start_position)
+
+    def attach_segments(self, recording_id: int) -> int:
+        """Attach detached segment files that join the recording's start again; returns how many."""
+        return self._call(self._raw.attach_segments, recording_id)
+
+    def migrate_segments(self, src_recording_id: int, dst_recording_id: int) -> int:
+        """Move a stopped recording's segments to the front of a recording that continues it
+        (same stream and lengths; the source's stop position is the destination's start, on a
+        segment boundary); the source is left empty. Returns the number of segments moved."""
+        return self._call(self._raw.migrate_segments, src_recording_id, dst_recording_id)
+
+    def update_channel(self, recording_id: int, channel: object) -> None:
+        """Replace the channel the catalog records for a recording (original and stripped)."""
+        self._call(self._raw.update_channel, recording_id, str(channel))
 
     # --- signals -------------------------------------------------------------------------
     def poll_recording_signals(self) -> list[RecordingSignalEvent]:
@@ -399,6 +423,4 @@ class AeronArchive:
                 self._on_error(errcode, message)
 
 
-__all__ = ["AeronArchive", "DEFAULT_CONTROL_CHANNEL", "DEFAULT_CONTROL_STREAM_ID", "DEFAULT_MESSAGE_TIMEOUT_S",
-           "DEFAULT_RECORDING_EVENTS_CHANNEL", "DEFAULT_RECORDING_EVENTS_STREAM_ID", "DEFAULT_RESPONSE_CHANNEL",
-           "DEFAULT_RESPONSE_STREAM_ID", "FOLLOW", "MAX_KEPT_SIGNALS"]
+__all__ = ["AeronArchive", "FOLLOW", "MAX_KEPT_SIGNALS"]

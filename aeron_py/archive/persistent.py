@@ -15,14 +15,16 @@ subscription; ``is_live`` / ``is_replaying`` say where it reads from.
 """
 from __future__ import annotations
 
+import enum
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from .._aeron import archive as _native
 from ..client import Aeron
 from ..errors import AeronError
-from .client import DEFAULT_MESSAGE_TIMEOUT_S, _channel, control_options
+from .settings import DEFAULT_MESSAGE_TIMEOUT_S, channel_text, control_options
 from .errors import translate, typed
 
 logger = logging.getLogger(__name__)
@@ -32,6 +34,43 @@ FROM_START: int = _native.PERSISTENT_FROM_START
 FROM_LIVE: int = _native.PERSISTENT_FROM_LIVE
 
 _LIVE_JOINED, _LIVE_LEFT, _ERROR = 0, 1, 2
+
+
+class PersistentState(enum.IntEnum):
+    """The persistent subscription's state, as its state counter holds it (the order of the
+    pinned Aeron 1.54.0's ``aeron_archive_persistent_subscription_state_t``)."""
+
+    AWAIT_ARCHIVE_CONNECTION = 0
+    SEND_LIST_RECORDING_REQUEST = 1
+    AWAIT_LIST_RECORDING_RESPONSE = 2
+    SEND_REPLAY_REQUEST = 3
+    AWAIT_REPLAY_RESPONSE = 4
+    ADD_REPLAY_SUBSCRIPTION = 5
+    AWAIT_REPLAY_SUBSCRIPTION = 6
+    AWAIT_REPLAY_CHANNEL_ENDPOINT = 7
+    ADD_REQUEST_PUBLICATION = 8
+    AWAIT_REQUEST_PUBLICATION = 9
+    SEND_REPLAY_TOKEN_REQUEST = 10
+    AWAIT_REPLAY_TOKEN = 11
+    REPLAY = 12
+    ATTEMPT_SWITCH = 13
+    ADD_LIVE_SUBSCRIPTION = 14
+    AWAIT_LIVE = 15
+    LIVE = 16
+    FAILED = 17
+
+
+@dataclass(frozen=True)
+class PersistentCounters:
+    """What a persistent subscription's counters say (read from the client's counters):
+    ``state`` (a :class:`PersistentState`, or the raw value if this Aeron has more states),
+    ``join_difference`` (live minus replay position when it last switched; ``-2**63`` while
+    not live), and how many times it joined and left the live stream."""
+
+    state: PersistentState | int
+    join_difference: int
+    live_joined: int
+    live_left: int
 
 
 def _log_error(errcode: int, message: str) -> None:
@@ -78,8 +117,8 @@ class PersistentSubscription:
                 aeron._client, control["control_request_channel"], control["control_request_stream_id"],
                 control["control_response_channel"], control["control_response_stream_id"],
                 int(message_timeout * 1e9), str(client_name), recording_id,
-                _channel(live_channel, "live_channel"), live_stream_id,
-                _channel(replay_channel, "replay_channel"), replay_stream_id, start_position)
+                channel_text(live_channel, "live_channel"), live_stream_id,
+                channel_text(replay_channel, "replay_channel"), replay_stream_id, start_position)
         except AeronError as exc:
             raise translate(exc) from None
         return cls(raw, aeron, on_live_joined, on_live_left, on_error)
@@ -111,6 +150,21 @@ class PersistentSubscription:
         reason: tuple[int, str] | None = typed(self._raw.failure)
         return reason
 
+    def counter_ids(self) -> tuple[int, int, int, int]:
+        """The ids of its counters in the client's counters (for ``aeron_py.stat`` or another
+        process): ``(state, join_difference, live_left, live_joined)``."""
+        ids: tuple[int, int, int, int] = typed(self._raw.counter_ids)
+        return ids
+
+    def counters(self) -> PersistentCounters:
+        """Its counters' current values."""
+        state, join, left, joined = (self._aeron.counters_reader().value(i) for i in self.counter_ids())
+        try:
+            named: PersistentState | int = PersistentState(state)
+        except ValueError:
+            named = state
+        return PersistentCounters(named, join, joined, left)
+
     @property
     def is_closed(self) -> bool:
         closed: bool = self._raw.is_closed
@@ -137,4 +191,4 @@ class PersistentSubscription:
                 listener()
 
 
-__all__ = ["FROM_LIVE", "FROM_START", "PersistentSubscription"]
+__all__ = ["FROM_LIVE", "FROM_START", "PersistentCounters", "PersistentState", "PersistentSubscription"]

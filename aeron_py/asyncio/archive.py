@@ -21,11 +21,13 @@ from typing import Any, TypeVar
 
 from ..archive import AeronArchive as SyncArchive
 from ..archive import RecordingDescriptor, RecordingSignalEvent, RecordingSubscription
+from ..archive.settings import DEFAULT_RECORDING_EVENTS_CHANNEL, DEFAULT_RECORDING_EVENTS_STREAM_ID
+from ..archive.recording_events import RecordingEvent, decode_recording_event
 from ..errors import ClientClosedError
 from .client import Aeron
 from .subscription import ImageEvents, Subscription
 
-__all__ = ["AeronArchive"]
+__all__ = ["AeronArchive", "RecordingEvents"]
 T = TypeVar("T")
 
 
@@ -69,6 +71,9 @@ class AeronArchive:
 
     async def stop_recording_channel(self, channel: object, stream_id: int) -> None:
         await self._run(self.sync.stop_recording_channel, channel, stream_id)
+
+    async def try_stop_recording_channel(self, channel: object, stream_id: int) -> bool:
+        return await self._run(self.sync.try_stop_recording_channel, channel, stream_id)
 
     async def list_recordings(self, from_recording_id: int = 0, count: int = 100,
                               **options: Any) -> list[RecordingDescriptor]:
@@ -118,6 +123,24 @@ class AeronArchive:
     async def purge_recording(self, recording_id: int) -> int:
         return await self._run(self.sync.purge_recording, recording_id)
 
+    async def detach_segments(self, recording_id: int, new_start_position: int) -> None:
+        await self._run(self.sync.detach_segments, recording_id, new_start_position)
+
+    async def delete_detached_segments(self, recording_id: int) -> int:
+        return await self._run(self.sync.delete_detached_segments, recording_id)
+
+    async def purge_segments(self, recording_id: int, new_start_position: int) -> int:
+        return await self._run(self.sync.purge_segments, recording_id, new_start_position)
+
+    async def attach_segments(self, recording_id: int) -> int:
+        return await self._run(self.sync.attach_segments, recording_id)
+
+    async def migrate_segments(self, src_recording_id: int, dst_recording_id: int) -> int:
+        return await self._run(self.sync.migrate_segments, src_recording_id, dst_recording_id)
+
+    async def update_channel(self, recording_id: int, channel: object) -> None:
+        await self._run(self.sync.update_channel, recording_id, channel)
+
     async def poll_recording_signals(self) -> list[RecordingSignalEvent]:
         return await self._run(self.sync.poll_recording_signals)
 
@@ -133,3 +156,46 @@ class AeronArchive:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+class RecordingEvents:
+    """The Archive's recording events for asyncio code (:mod:`aeron_py.archive.recording_events`):
+    ``await events.receive()`` or ``async for event in events``; made by :meth:`open`.
+
+    A message that is not a recording event raises
+    :class:`~aeron_py.archive.recording_events.RecordingEventError` from the ``receive`` that
+    read it; iteration ends when the subscription or the client is closed."""
+
+    def __init__(self, subscription: Subscription) -> None:
+        self.subscription = subscription
+
+    @classmethod
+    async def open(cls, aeron: Aeron, channel: object | None = None, stream_id: int | None = None, *,
+                   timeout: float | None = None) -> "RecordingEvents":
+        """Subscribe to ``channel`` / ``stream_id`` (the Archive's recording events channel;
+        default :data:`~aeron_py.archive.settings.DEFAULT_RECORDING_EVENTS_CHANNEL`, stream 30)."""
+        sub = await aeron.add_subscription(DEFAULT_RECORDING_EVENTS_CHANNEL if channel is None else channel,
+                                           DEFAULT_RECORDING_EVENTS_STREAM_ID if stream_id is None else stream_id,
+                                           with_header=False, timeout=timeout)
+        return cls(sub)
+
+    async def receive(self) -> RecordingEvent:
+        """The next event; waits without blocking the loop."""
+        return decode_recording_event((await self.subscription.receive()).data)
+
+    def __aiter__(self) -> "RecordingEvents":
+        return self
+
+    async def __anext__(self) -> RecordingEvent:
+        async for message in self.subscription:
+            return decode_recording_event(message.data)
+        raise StopAsyncIteration
+
+    def close(self) -> None:
+        self.subscription.close()
+
+    async def __aenter__(self) -> "RecordingEvents":
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.close()

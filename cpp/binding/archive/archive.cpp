@@ -46,25 +46,13 @@ class Archive {
 public:
     explicit Archive(std::shared_ptr<ArchiveState> state) : state_(std::move(state)) {}
 
-    // Runs `call(archive)` with the GIL released and the mutex held; raises for a closed
-    // archive or client, and AeronError (aeron_errcode/errmsg) when it returns < 0.
+    // One C call (ArchiveState::run).
     template <typename Call>
     void run(const char *name, Call &&call) {
-        state_->client->check_open();
-        bool was_closed = false;
-        int rc = 0;
-        {
-            py::gil_scoped_release release;
-            std::lock_guard<std::mutex> lock(state_->mutex);
-            if (state_->archive == nullptr) {
-                was_closed = true;
-            } else {
-                rc = call(state_->archive);
-            }
-        }
-        if (was_closed) throw AeronCallError("the archive connection is closed", EPIPE);
-        if (rc < 0) throw_aeron_error(name);
+        state_->run(name, std::forward<Call>(call));
     }
+
+    ArchiveState &state() { return *state_; }
 
     void close() {
         py::gil_scoped_release release;  // waits for a call in progress on another thread
@@ -155,6 +143,15 @@ public:
         run("aeron_archive_stop_recording_channel_and_stream", [&](aeron_archive_t *a) {
             return aeron_archive_stop_recording_channel_and_stream(a, channel.c_str(), stream_id);
         });
+    }
+
+    bool try_stop_recording_channel_and_stream(const std::string &channel, int32_t stream_id) {
+        check_stream_text(channel, "channel");
+        bool stopped = false;
+        run("aeron_archive_try_stop_recording_channel_and_stream", [&](aeron_archive_t *a) {
+            return aeron_archive_try_stop_recording_channel_and_stream(&stopped, a, channel.c_str(), stream_id);
+        });
+        return stopped;
     }
 
     bool try_stop_recording_by_identity(int64_t recording_id) {
@@ -396,10 +393,21 @@ void init_archive(py::module_ &parent) {
         .def("recording_counter_id", &Archive::recording_counter_id, py::arg("recording_id") = py::none(),
              py::arg("session_id") = py::none(),
              "aeron_archive_recording_pos_find_counter_id_by_{recording,session}_id in the client's counters; -1: none.")
+        .def("recording_pos_recording_id", [](Archive &a, int32_t counter_id) {
+            return recording_pos::recording_id(a.state(), counter_id);
+        }, py::arg("counter_id"), "aeron_archive_recording_pos_get_recording_id; None: not a recording counter.")
+        .def("recording_pos_source_identity", [](Archive &a, int32_t counter_id) {
+            return recording_pos::source_identity(a.state(), counter_id);
+        }, py::arg("counter_id"), "aeron_archive_recording_pos_get_source_identity; None: not a recording counter.")
+        .def("recording_pos_is_active", [](Archive &a, int32_t counter_id, int64_t recording_id) {
+            return recording_pos::is_active(a.state(), counter_id, recording_id);
+        }, py::arg("counter_id"), py::arg("recording_id"), "aeron_archive_recording_pos_is_active")
         .def("stop_recording_subscription", &Archive::stop_recording_subscription, py::arg("subscription_id"))
         .def("try_stop_recording_subscription", &Archive::try_stop_recording_subscription, py::arg("subscription_id"))
         .def("stop_recording_channel_and_stream", &Archive::stop_recording_channel_and_stream, py::arg("channel"),
              py::arg("stream_id"))
+        .def("try_stop_recording_channel_and_stream", &Archive::try_stop_recording_channel_and_stream,
+             py::arg("channel"), py::arg("stream_id"))
         .def("try_stop_recording_by_identity", &Archive::try_stop_recording_by_identity, py::arg("recording_id"))
         .def("position", &Archive::position, py::arg("which"), py::arg("recording_id"),
              "aeron_archive_get_{recording,start,stop,max_recorded}_position")
@@ -423,6 +431,24 @@ void init_archive(py::module_ &parent) {
         .def("stop_all_replays", &Archive::stop_all_replays, py::arg("recording_id"))
         .def("truncate_recording", &Archive::truncate_recording, py::arg("recording_id"), py::arg("position"))
         .def("purge_recording", &Archive::purge_recording, py::arg("recording_id"))
+        .def("detach_segments", [](Archive &a, int64_t recording_id, int64_t new_start_position) {
+            segments::detach(a.state(), recording_id, new_start_position);
+        }, py::arg("recording_id"), py::arg("new_start_position"))
+        .def("delete_detached_segments", [](Archive &a, int64_t recording_id) {
+            return segments::delete_detached(a.state(), recording_id);
+        }, py::arg("recording_id"))
+        .def("purge_segments", [](Archive &a, int64_t recording_id, int64_t new_start_position) {
+            return segments::purge(a.state(), recording_id, new_start_position);
+        }, py::arg("recording_id"), py::arg("new_start_position"))
+        .def("attach_segments", [](Archive &a, int64_t recording_id) {
+            return segments::attach(a.state(), recording_id);
+        }, py::arg("recording_id"))
+        .def("migrate_segments", [](Archive &a, int64_t src_recording_id, int64_t dst_recording_id) {
+            return segments::migrate(a.state(), src_recording_id, dst_recording_id);
+        }, py::arg("src_recording_id"), py::arg("dst_recording_id"))
+        .def("update_channel", [](Archive &a, int64_t recording_id, const std::string &channel) {
+            segments::update_channel(a.state(), recording_id, channel);
+        }, py::arg("recording_id"), py::arg("channel"))
         .def("poll_for_recording_signals", &Archive::poll_for_recording_signals)
         .def("take_events", &Archive::take_events,
              "(signals, errors, lost_signals) reported by the C client since the last take.");
@@ -431,39 +457,27 @@ void init_archive(py::module_ &parent) {
         [](py::handle client, const std::string &control_request_channel, int32_t control_request_stream_id,
            const std::string &control_response_channel, int32_t control_response_stream_id,
            const std::string &recording_events_channel, int32_t recording_events_stream_id,
-           uint64_t message_timeout_ns, const std::string &client_name) {
-            return connect(client, ConnectOptions{control_request_channel, control_request_stream_id,
-                                                  control_response_channel, control_response_stream_id,
-                                                  recording_events_channel, recording_events_stream_id,
-                                                  message_timeout_ns, client_name});
+           uint64_t message_timeout_ns, const std::string &client_name, uint32_t control_term_length,
+           uint32_t control_mtu_length, int control_sparse, uint32_t message_retry_attempts) {
+            ConnectOptions options{control_request_channel, control_request_stream_id, control_response_channel,
+                                   control_response_stream_id, recording_events_channel, recording_events_stream_id,
+                                   message_timeout_ns, client_name};
+            options.control_term_length = control_term_length;
+            options.control_mtu_length = control_mtu_length;
+            options.control_sparse = control_sparse;
+            options.message_retry_attempts = message_retry_attempts;
+            return connect(client, options);
         },
         py::arg("client"), py::arg("control_request_channel"), py::arg("control_request_stream_id"),
         py::arg("control_response_channel"), py::arg("control_response_stream_id"),
         py::arg("recording_events_channel"), py::arg("recording_events_stream_id"), py::arg("message_timeout_ns"),
-        py::arg("client_name"),
-        "aeron_archive_connect over the client's aeron_t; waits up to the message timeout (GIL released).");
+        py::arg("client_name"), py::arg("control_term_length") = 0, py::arg("control_mtu_length") = 0,
+        py::arg("control_sparse") = -1, py::arg("message_retry_attempts") = 0,
+        "aeron_archive_connect over the client's aeron_t; waits up to the message timeout (GIL released). "
+        "The control stream's term length, MTU, sparseness and the retry attempts: 0 (sparse: -1) keeps "
+        "Aeron's default.");
     init_persistent_subscription(m);
-    m.def(
-        "persistent_subscription",
-        [](py::handle client, const std::string &control_request_channel, int32_t control_request_stream_id,
-           const std::string &control_response_channel, int32_t control_response_stream_id,
-           uint64_t message_timeout_ns, const std::string &client_name, int64_t recording_id,
-           const std::string &live_channel, int32_t live_stream_id, const std::string &replay_channel,
-           int32_t replay_stream_id, int64_t start_position) {
-            return make_persistent_subscription(
-                client, PersistentOptions{ConnectOptions{control_request_channel, control_request_stream_id,
-                                                         control_response_channel, control_response_stream_id, "", 0,
-                                                         message_timeout_ns, client_name},
-                                          recording_id, live_channel, live_stream_id, replay_channel,
-                                          replay_stream_id, start_position});
-        },
-        py::arg("client"), py::arg("control_request_channel"), py::arg("control_request_stream_id"),
-        py::arg("control_response_channel"), py::arg("control_response_stream_id"), py::arg("message_timeout_ns"),
-        py::arg("client_name"), py::arg("recording_id"), py::arg("live_channel"), py::arg("live_stream_id"),
-        py::arg("replay_channel"), py::arg("replay_stream_id"), py::arg("start_position"),
-        "aeron_archive_persistent_subscription_create over the client's aeron_t (its own archive connection).");
-    m.attr("PERSISTENT_FROM_START") = py::int_(static_cast<int64_t>(AERON_ARCHIVE_PERSISTENT_SUBSCRIPTION_FROM_START));
-    m.attr("PERSISTENT_FROM_LIVE") = py::int_(static_cast<int64_t>(AERON_ARCHIVE_PERSISTENT_SUBSCRIPTION_FROM_LIVE));
+    segments::init(m);
     m.attr("NULL_POSITION") = py::int_(static_cast<int64_t>(-1));
     m.attr("NULL_LENGTH") = py::int_(static_cast<int64_t>(-1));
     m.attr("REPLAY_ALL_AND_FOLLOW") = py::int_(static_cast<int64_t>(INT64_MAX));

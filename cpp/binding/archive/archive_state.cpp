@@ -32,7 +32,15 @@ aeron_archive_context_t *new_archive_context(const ClientState &client, const Co
                        ctx, options.recording_events_channel.c_str()) < 0) ||
         (events && aeron_archive_context_set_recording_events_stream_id(ctx, options.recording_events_stream_id) < 0) ||
         aeron_archive_context_set_message_timeout_ns(ctx, options.message_timeout_ns) < 0 ||
-        aeron_archive_context_set_client_name(ctx, options.client_name.c_str()) < 0) {
+        aeron_archive_context_set_client_name(ctx, options.client_name.c_str()) < 0 ||
+        (options.control_term_length != 0 &&
+         aeron_archive_context_set_control_term_buffer_length(ctx, options.control_term_length) < 0) ||
+        (options.control_mtu_length != 0 &&
+         aeron_archive_context_set_control_mtu_length(ctx, options.control_mtu_length) < 0) ||
+        (options.control_sparse >= 0 &&
+         aeron_archive_context_set_control_term_buffer_sparse(ctx, options.control_sparse != 0) < 0) ||
+        (options.message_retry_attempts != 0 &&
+         aeron_archive_context_set_message_retry_attempts(ctx, options.message_retry_attempts) < 0)) {
         AeronCallError error(std::string("aeron_archive_context_set: ") + aeron_errmsg(), aeron_errcode());
         aeron_archive_context_close(ctx);
         throw error;

@@ -11,6 +11,10 @@
 
 #include "../common.hpp"
 
+#include <cerrno>
+#include <mutex>
+#include <optional>
+
 extern "C" {
 #include "aeron_archive.h"
 }
@@ -55,6 +59,26 @@ struct ArchiveState : ClientDependent {
     std::vector<std::pair<int, std::string>> errors;
     size_t lost_signals = 0;
 
+    // Runs `call(archive)` with the GIL released and the mutex held (GIL held on entry);
+    // AeronError for a closed archive or client, and from aeron_errcode/errmsg when it returns < 0.
+    template <typename Call>
+    void run(const char *name, Call &&call) {
+        client->check_open();
+        bool was_closed = false;
+        int rc = 0;
+        {
+            py::gil_scoped_release release;
+            std::lock_guard<std::mutex> lock(mutex);
+            if (archive == nullptr) {
+                was_closed = true;
+            } else {
+                rc = call(archive);
+            }
+        }
+        if (was_closed) throw AeronCallError("the archive connection is closed", EPIPE);
+        if (rc < 0) throw_aeron_error(name);
+    }
+
     ~ArchiveState() override;
     // Closes the archive connection first: it uses the client's publications (GIL held; waits
     // for a call in progress on another thread, which the message timeout bounds).
@@ -84,6 +108,12 @@ struct ConnectOptions {
     int32_t recording_events_stream_id;
     uint64_t message_timeout_ns;
     std::string client_name;
+    // The control streams' term length and MTU, sparse terms, and how many times a request is
+    // retried: 0 (sparse: -1) keeps Aeron's default (or its AERON_ARCHIVE_* environment variable).
+    uint32_t control_term_length = 0;
+    uint32_t control_mtu_length = 0;
+    int control_sparse = -1;
+    uint32_t message_retry_attempts = 0;
 };
 
 // ValueError when `value` holds a NUL (C would cut the string there).
@@ -105,8 +135,8 @@ struct PersistentOptions {
     int64_t start_position;
 };
 
-// A _aeron.archive.PersistentSubscription over the _aeron.Client `client` (persistent_subscription.cpp).
-py::object make_persistent_subscription(py::handle client, const PersistentOptions &options);
+// _aeron.archive.PersistentSubscription and _aeron.archive.persistent_subscription(), which makes
+// one over a _aeron.Client (persistent_subscription.cpp).
 void init_persistent_subscription(py::module_ &m);
 
 // What aeron_archive_replay_merge_init takes besides the archive and the subscription.
@@ -119,6 +149,28 @@ struct ReplayMergeOptions {
 py::object make_replay_merge(const std::shared_ptr<ArchiveState> &archive, py::handle subscription,
                              const ReplayMergeOptions &options);
 void init_replay_merge(py::module_ &m);
+
+// Segment files and catalog entries of stopped recordings (segments.cpp): each one C call
+// through ArchiveState::run. Counts are of segment files.
+namespace segments {
+void detach(ArchiveState &state, int64_t recording_id, int64_t new_start_position);
+int64_t delete_detached(ArchiveState &state, int64_t recording_id);
+int64_t purge(ArchiveState &state, int64_t recording_id, int64_t new_start_position);
+int64_t attach(ArchiveState &state, int64_t recording_id);
+int64_t migrate(ArchiveState &state, int64_t src_recording_id, int64_t dst_recording_id);
+void update_channel(ArchiveState &state, int64_t recording_id, const std::string &channel);
+// aeron_archive_segment_file_base_position, its arguments checked first (ValueError).
+int64_t base_position(int64_t start_position, int64_t position, int32_t term_length, int32_t segment_length);
+void init(py::module_ &m);  // _aeron.archive.segment_file_base_position
+}  // namespace segments
+
+// The Archive's recording-position counters in this client's counters (recording_pos.cpp),
+// read with the GIL held; nullopt when `counter_id` is not a recording counter.
+namespace recording_pos {
+std::optional<int64_t> recording_id(ArchiveState &state, int32_t counter_id);
+std::optional<std::string> source_identity(ArchiveState &state, int32_t counter_id);
+bool is_active(ArchiveState &state, int32_t counter_id, int64_t recording_id);
+}  // namespace recording_pos
 
 // Called by the C client on the calling thread, inside a call (mutex held, GIL released).
 void on_recording_signal(aeron_archive_recording_signal_t *signal, void *clientd);

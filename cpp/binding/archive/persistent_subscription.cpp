@@ -28,6 +28,8 @@ struct PersistentState : ClientDependent {
     std::shared_ptr<ClientState> client;
     aeron_archive_context_t *archive_context = nullptr;  // ours; the subscription connects with it
     aeron_archive_persistent_subscription_t *subscription = nullptr;
+    // The subscription's context (owned by it): its state counters, allocated at create.
+    aeron_archive_persistent_subscription_context_t *context = nullptr;
     std::vector<ListenerEvent> events;
     bool polling = false;
     bool close_pending = false;
@@ -38,6 +40,7 @@ struct PersistentState : ClientDependent {
     void close_now() noexcept {
         if (subscription != nullptr) aeron_archive_persistent_subscription_close(subscription);  // closes its context
         subscription = nullptr;
+        context = nullptr;
         if (archive_context != nullptr) aeron_archive_context_close(archive_context);  // after: it borrows from it
         archive_context = nullptr;
     }
@@ -145,6 +148,17 @@ public:
         state_->close_now();
     }
 
+    // The ids of its counters in the client's counters: (state, join difference, live left,
+    // live joined); the subscription allocated them and closes them with itself.
+    py::tuple counter_ids() {
+        check_open();
+        aeron_archive_persistent_subscription_context_t *ctx = state_->context;
+        return py::make_tuple(counter_id(aeron_archive_persistent_subscription_context_get_state_counter(ctx)),
+                              counter_id(aeron_archive_persistent_subscription_context_get_join_difference_counter(ctx)),
+                              counter_id(aeron_archive_persistent_subscription_context_get_live_left_counter(ctx)),
+                              counter_id(aeron_archive_persistent_subscription_context_get_live_joined_counter(ctx)));
+    }
+
     // (kind, errcode, message) per listener callback since the last take: 0 live joined, 1 live left, 2 error.
     py::list take_events() {
         py::list out;
@@ -154,6 +168,12 @@ public:
     }
 
 private:
+    static int32_t counter_id(aeron_counter_t *counter) {
+        aeron_counter_constants_t constants;
+        if (counter == nullptr || aeron_counter_constants(counter, &constants) < 0) return -1;
+        return constants.counter_id;
+    }
+
     void check_open() const {
         state_->client->check_open();
         if (state_->subscription == nullptr || state_->close_pending)
@@ -191,6 +211,7 @@ py::object make_persistent_subscription(py::handle client, const PersistentOptio
         if (state->subscription == nullptr) aeron_archive_persistent_subscription_context_close(ctx);
         throw error;
     }
+    state->context = ctx;
     state->client->add_dependent(state);
     return py::cast(PersistentSubscription(state));
 }
@@ -207,7 +228,31 @@ void init_persistent_subscription(py::module_ &m) {
         .def("failure", &PersistentSubscription::failure, "(errcode, message) once failed, else None.")
         .def_property_readonly("is_closed", &PersistentSubscription::is_closed)
         .def("close", &PersistentSubscription::close, "Idempotent; from a handler, after the poll returns.")
+        .def("counter_ids", &PersistentSubscription::counter_ids,
+             "aeron_archive_persistent_subscription_context_get_{state,join_difference,live_left,live_joined}"
+             "_counter: their counter ids (-1: none).")
         .def("take_events", &PersistentSubscription::take_events);
+    m.def(
+        "persistent_subscription",
+        [](py::handle client, const std::string &control_request_channel, int32_t control_request_stream_id,
+           const std::string &control_response_channel, int32_t control_response_stream_id,
+           uint64_t message_timeout_ns, const std::string &client_name, int64_t recording_id,
+           const std::string &live_channel, int32_t live_stream_id, const std::string &replay_channel,
+           int32_t replay_stream_id, int64_t start_position) {
+            return make_persistent_subscription(
+                client, PersistentOptions{ConnectOptions{control_request_channel, control_request_stream_id,
+                                                         control_response_channel, control_response_stream_id, "", 0,
+                                                         message_timeout_ns, client_name},
+                                          recording_id, live_channel, live_stream_id, replay_channel,
+                                          replay_stream_id, start_position});
+        },
+        py::arg("client"), py::arg("control_request_channel"), py::arg("control_request_stream_id"),
+        py::arg("control_response_channel"), py::arg("control_response_stream_id"), py::arg("message_timeout_ns"),
+        py::arg("client_name"), py::arg("recording_id"), py::arg("live_channel"), py::arg("live_stream_id"),
+        py::arg("replay_channel"), py::arg("replay_stream_id"), py::arg("start_position"),
+        "aeron_archive_persistent_subscription_create over the client's aeron_t (its own archive connection).");
+    m.attr("PERSISTENT_FROM_START") = py::int_(static_cast<int64_t>(AERON_ARCHIVE_PERSISTENT_SUBSCRIPTION_FROM_START));
+    m.attr("PERSISTENT_FROM_LIVE") = py::int_(static_cast<int64_t>(AERON_ARCHIVE_PERSISTENT_SUBSCRIPTION_FROM_LIVE));
 }
 
 }  // namespace archive

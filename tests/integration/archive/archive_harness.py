@@ -27,7 +27,8 @@ START_TIMEOUT_S = 60.0
 class JavaArchive:
     """A running Java Archive on ``driver_dir``, answering on ``control_channel``."""
 
-    def __init__(self, driver_dir: str, archive_dir: Path, archive_id: int = 7) -> None:
+    def __init__(self, driver_dir: str, archive_dir: Path, archive_id: int = 7,
+                 recording_events: tuple[str, int] | None = None) -> None:
         self.driver_dir = driver_dir
         self.archive_dir = archive_dir
         self.archive_id = archive_id
@@ -44,6 +45,11 @@ class JavaArchive:
             "aeron.archive.segment.file.length": str(1 << 20),
             "aeron.archive.file.sync.level": "0",
         }
+        self.recording_events = recording_events  # (channel, stream id) when the Archive publishes them
+        if recording_events is not None:
+            properties.update({"aeron.archive.recording.events.enabled": "true",
+                               "aeron.archive.recording.events.channel": recording_events[0],
+                               "aeron.archive.recording.events.stream.id": str(recording_events[1])})
         self.command = ["java", *JVM_FLAGS, "-Xmx256m", *(f"-D{k}={v}" for k, v in properties.items()),
                         "-cp", str(build_jar()), "io.aeron.archive.Archive"]
         self.process = JavaProcess(self.command, stop_timeout=10.0, env=java_env())
@@ -76,9 +82,11 @@ def connect(aeron: object, archive: JavaArchive, timeout: float = START_TIMEOUT_
 
 
 @contextlib.contextmanager
-def running_archive(driver_dir: str, archive_dir: Path) -> Iterator[JavaArchive]:
-    """A Java Archive on ``driver_dir``, stopped (and its files removed) at the end."""
-    archive = JavaArchive(driver_dir, archive_dir).start()
+def running_archive(driver_dir: str, archive_dir: Path,
+                    recording_events: tuple[str, int] | None = None) -> Iterator[JavaArchive]:
+    """A Java Archive on ``driver_dir``, stopped (and its files removed) at the end;
+    ``recording_events``: the (channel, stream id) it publishes its recording events on."""
+    archive = JavaArchive(driver_dir, archive_dir, recording_events=recording_events).start()
     try:
         yield archive
     finally:

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from aeron_py import Aeron, AeronError, MediaDriver
-from aeron_py.archive import (FOLLOW, AeronArchive, RecordingSignal, RecordingSignalEvent, SourceLocation,
-                              UnknownRecordingError, UnknownSubscriptionError)
+from aeron_py.archive import (FOLLOW, AeronArchive, RecordingEvent, RecordingEvents, RecordingProgress,
+                              RecordingSignal, RecordingSignalEvent, RecordingStarted, RecordingStopped,
+                              SourceLocation, UnknownRecordingError, UnknownSubscriptionError)
 
 from archive_harness import JavaArchive, connect, running_archive
 from conftest import free_udp_port, wait_until
@@ -22,6 +23,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.java, pytest.mark.timeout(240
 _streams = itertools.count(4101)
 #: Small terms: the Archive's segment files (1 MiB here) hold whole terms.
 IPC = "aeron:ipc?term-length=65536"
+#: Where this module's Archive publishes its recording events.
+RECORDING_EVENTS = ("aeron:ipc", 31)
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +35,7 @@ def driver() -> Iterator[MediaDriver]:
 
 @pytest.fixture(scope="module")
 def java_archive(driver: MediaDriver, tmp_path_factory: pytest.TempPathFactory) -> Iterator[JavaArchive]:
-    with running_archive(driver.dir, tmp_path_factory.mktemp("archive")) as archive:
+    with running_archive(driver.dir, tmp_path_factory.mktemp("archive"), recording_events=RECORDING_EVENTS) as archive:
         yield archive
 
 
@@ -218,6 +221,10 @@ def test_recording_subscriptions_are_listed_while_active(archive: AeronArchive) 
     assert [s.subscription_id for s in listed] == [subscription_id]
     archive.stop_recording_channel(IPC, stream_id)
     assert archive.list_recording_subscriptions("ipc", stream_id) == []
+    assert archive.try_stop_recording_channel(IPC, stream_id) is False  # nothing left to stop
+    archive.start_recording(IPC, stream_id)
+    assert archive.try_stop_recording_channel(IPC, stream_id) is True
+    assert archive.list_recording_subscriptions("ipc", stream_id) == []
 
 
 def test_a_recorded_publication_is_recorded_and_its_live_recording_has_a_position_counter(
@@ -229,6 +236,15 @@ def test_a_recorded_publication_is_recorded_and_its_live_recording_has_a_positio
     counter_id = wait_until(lambda: archive.recording_counter_id(recording_id=recording_id),
                             what="the recording position counter")
     assert archive.recording_counter_id(session_id=pub.session_id) == counter_id
+    assert archive.recording_of_counter(counter_id) == recording_id
+    assert archive.counter_source_identity(counter_id) == "aeron:ipc"
+    assert archive.counter_is_active(counter_id, recording_id)
+    assert not archive.counter_is_active(counter_id, recording_id + 1)
+    for not_a_recording in (-1, 0, 1 << 30):  # a counter of another kind, none, far past the last
+        if not_a_recording != counter_id:
+            assert archive.recording_of_counter(not_a_recording) is None
+            assert archive.counter_source_identity(not_a_recording) is None
+            assert not archive.counter_is_active(not_a_recording, recording_id)
     wait_until(lambda: aeron.counters_reader().value(counter_id) == positions[-1],
                what="the counter at the last position")
     # a replay bounded by the live counter delivers what is recorded, and stays open for more
@@ -237,6 +253,7 @@ def test_a_recorded_publication_is_recorded_and_its_live_recording_has_a_positio
     replay.close()
     assert archive.try_stop_recording_by_identity(recording_id) is True  # its channel names its session
     pub.close()
+    wait_until(lambda: not archive.counter_is_active(counter_id, recording_id), what="the counter to be freed")
     assert archive.recording_counter_id(recording_id=987_654) is None
     with pytest.raises(ValueError, match="recording_id or session_id"):
         archive.recording_counter_id()
@@ -270,3 +287,133 @@ def test_a_stopped_recording_is_extended_by_a_publication_that_continues_it(arch
     replay = archive.replay(recording_id, IPC, next(_streams))
     assert drain(replay, 10) == [b"msg-%d" % i for i in range(5)] + [b"more-%d" % i for i in range(5)]
     replay.close()
+
+
+def events_of(events: RecordingEvents, recording_id: int, timeout: float = 20.0) -> list[RecordingEvent]:
+    """The events of one recording, up to and including its RecordingStopped."""
+    got: list[RecordingEvent] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        event = events.receive(0.2)
+        if event is not None and event.recording_id == recording_id:
+            got.append(event)
+            if isinstance(event, RecordingStopped):
+                return got
+    raise AssertionError(f"no RecordingStopped for recording {recording_id} within {timeout} s: {got}")
+
+
+def test_recording_events_tell_started_progress_and_stopped(archive: AeronArchive, aeron: Aeron) -> None:
+    stream_id = next(_streams)
+    with RecordingEvents(aeron, *RECORDING_EVENTS) as events:
+        wait_until(lambda: events.subscription.is_connected, what="the Archive's recording events publication")
+        recording_id, positions = recorded(archive, aeron, stream_id, 50)
+        got = events_of(events, recording_id)
+    first, *middle, last = got
+    assert isinstance(first, RecordingStarted), got
+    assert first.stream_id == stream_id and first.start_position == 0
+    assert first.channel.startswith("aeron:ipc") and first.source_identity == "aeron:ipc"
+    assert first.session_id == archive.recording(recording_id).session_id  # type: ignore[union-attr]
+    assert all(isinstance(e, RecordingProgress) for e in middle), middle
+    progress = [e.position for e in middle if isinstance(e, RecordingProgress)]
+    assert progress == sorted(progress) and all(p <= positions[-1] for p in progress)
+    assert last == RecordingStopped(recording_id, 0, positions[-1])
+    assert events.subscription.is_closed
+    with pytest.raises(AeronError):
+        events.take()
+
+
+SEGMENT = 1 << 20  # the module Archive's segment file length
+FRAME = 1024  # each message below fills one 1 KiB frame (32-byte header), so message i starts at i * FRAME
+
+
+def recorded_frames(archive: AeronArchive, aeron: Aeron, stream_id: int, count: int,
+                    channel: str = IPC, first: int = 0) -> tuple[int, int]:
+    """Record messages ``first``..``first + count - 1`` of one frame each, stop; (recording id, stop position)."""
+    subscription_id = archive.start_recording(IPC, stream_id)
+    pub = aeron.add_exclusive_publication(channel, stream_id)
+    last = 0
+    for i in range(first, first + count):
+        last = pub.offer_until(b"%08d" % i + bytes(FRAME - 32 - 8), timeout=10.0)
+    recording_id = recording_of(archive, "aeron:ipc", stream_id, pub.session_id)
+    wait_until(lambda: archive.recording_position(recording_id) == last, what="the recording to catch up")
+    archive.stop_recording(subscription_id)
+    pub.close()
+    return recording_id, last
+
+
+def first_replayed(archive: AeronArchive, recording_id: int) -> int:
+    """The number of the first message a replay from the recording's start delivers."""
+    replay = archive.replay(recording_id, IPC, next(_streams), length=FRAME)
+    try:
+        got = drain(replay, 1)
+        assert got, f"recording {recording_id}: nothing replayed from {archive.start_position(recording_id)}"
+        return int(got[0][:8])
+    finally:
+        replay.close()
+
+
+def test_segments_detach_attach_delete_and_purge_change_where_a_replay_starts(
+        archive: AeronArchive, aeron: Aeron) -> None:
+    from aeron_py.archive import segment_file_base_position
+
+    recording_id, stop = recorded_frames(archive, aeron, next(_streams), 3 * SEGMENT // FRAME + 10)
+    assert segment_file_base_position(0, SEGMENT + 5 * FRAME, 65536, SEGMENT) == SEGMENT
+    assert first_replayed(archive, recording_id) == 0
+    archive.detach_segments(recording_id, SEGMENT)
+    assert archive.start_position(recording_id) == SEGMENT
+    assert first_replayed(archive, recording_id) == SEGMENT // FRAME
+    assert archive.attach_segments(recording_id) == 1
+    assert archive.start_position(recording_id) == 0 and first_replayed(archive, recording_id) == 0
+    archive.detach_segments(recording_id, SEGMENT)
+    assert archive.delete_detached_segments(recording_id) == 1
+    assert archive.attach_segments(recording_id) == 0  # its file is gone
+    assert archive.purge_segments(recording_id, 3 * SEGMENT) == 2
+    assert archive.start_position(recording_id) == 3 * SEGMENT and archive.stop_position(recording_id) == stop
+    assert first_replayed(archive, recording_id) == 3 * SEGMENT // FRAME
+    with pytest.raises(AeronError):  # not a segment boundary: the Archive refuses, the session goes on
+        archive.detach_segments(recording_id, 3 * SEGMENT + FRAME)
+    assert archive.start_position(recording_id) == 3 * SEGMENT
+
+
+def test_migrated_segments_join_the_front_of_the_recording_that_continues_them(
+        archive: AeronArchive, aeron: Aeron) -> None:
+    stream_id = next(_streams)
+    src, src_stop = recorded_frames(archive, aeron, stream_id, SEGMENT // FRAME)  # exactly one segment
+    assert src_stop == SEGMENT
+    source = archive.recording(src)
+    assert source is not None
+    term_id = source.initial_term_id + SEGMENT // 65536
+    continued = f"{IPC}|init-term-id={source.initial_term_id}|term-id={term_id}|term-offset=0"
+    dst, dst_stop = recorded_frames(archive, aeron, stream_id, 10, channel=continued, first=SEGMENT // FRAME)
+    assert archive.start_position(dst) == SEGMENT and first_replayed(archive, dst) == SEGMENT // FRAME
+    assert archive.migrate_segments(src, dst) == 1
+    assert archive.start_position(dst) == 0 and archive.stop_position(dst) == dst_stop
+    assert first_replayed(archive, dst) == 0
+    assert archive.start_position(src) == archive.stop_position(src)  # the source is left empty
+
+
+def test_update_channel_renames_a_recording_in_the_catalog(archive: AeronArchive, aeron: Aeron) -> None:
+    recording_id, _ = recorded(archive, aeron, next(_streams), 3)
+    archive.update_channel(recording_id, "aeron:ipc?alias=renamed")
+    descriptor = archive.recording(recording_id)
+    assert descriptor is not None and descriptor.original_channel == "aeron:ipc?alias=renamed"
+    with pytest.raises(ValueError, match="NUL"):
+        archive.update_channel(recording_id, "aeron:ipc\0x")
+    with pytest.raises(UnknownRecordingError):
+        archive.update_channel(10_000_000, "aeron:ipc")
+
+
+def test_a_connection_with_its_own_control_stream_settings_works(aeron: Aeron, java_archive: JavaArchive) -> None:
+    tuned = connect(aeron, java_archive, control_term_length=1 << 17, control_mtu=4096, control_sparse=False,
+                    message_retry_attempts=5)
+    assert isinstance(tuned, AeronArchive)
+    with tuned:
+        assert tuned.archive_id == java_archive.archive_id
+        assert tuned.list_recordings(count=1) is not None
+    for bad, says in [({"control_term_length": 100_000}, "power of two"),
+                      ({"control_term_length": 1 << 31}, "control_term_length must be"),
+                      ({"control_mtu": 1000}, "multiple of 32"), ({"control_mtu": 70_000}, "control_mtu must be"),
+                      ({"control_sparse": 1}, "control_sparse must be"),
+                      ({"message_retry_attempts": 0}, "message_retry_attempts must be")]:
+        with pytest.raises(ValueError, match=says):
+            AeronArchive.connect(aeron, control_channel=java_archive.control_channel, **bad)  # type: ignore[arg-type]

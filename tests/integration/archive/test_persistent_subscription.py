@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from aeron_py import Aeron, MediaDriver
-from aeron_py.archive import (FROM_LIVE, FROM_START, AeronArchive, ArchiveClosedError, PersistentSubscription)
+from aeron_py.archive import (FROM_LIVE, FROM_START, AeronArchive, ArchiveClosedError, PersistentState,
+                              PersistentSubscription)
 from aeron_py.errors import ClientClosedError
 
 from archive_harness import JavaArchive, connect, running_archive
@@ -65,6 +66,9 @@ def test_from_the_start_it_replays_the_past_then_follows_the_live_stream(
     publish(pub, 100, b"m")
     joined: list[bool] = []
     sub = persistent(aeron, java, recording_id, live, on_live_joined=lambda: joined.append(True))
+    assert len(set(sub.counter_ids())) == 4 and min(sub.counter_ids()) >= 0
+    before = sub.counters()
+    assert before.state is PersistentState.AWAIT_ARCHIVE_CONNECTION and before.live_joined == 0
     got: list[bytes] = []
     sent = [100]
 
@@ -76,6 +80,9 @@ def test_from_the_start_it_replays_the_past_then_follows_the_live_stream(
     poll_until(sub, got, lambda: sub.is_live and len(got) == sent[0] and sent[0] >= 300, tick=keep_publishing)
     assert got == [b"m-%d" % i for i in range(sent[0])]  # every message once, in order, across the join
     assert sub.is_live and not sub.is_replaying and joined == [True]
+    live_now = sub.counters()
+    assert live_now.state is PersistentState.LIVE and (live_now.live_joined, live_now.live_left) == (1, 0)
+    assert live_now.join_difference != -2**63  # set when it switched
     publish(pub, 3, b"after")
     poll_until(sub, got, lambda: len(got) == sent[0] + 3, timeout=10.0)
     assert got[-3:] == [b"after-%d" % i for i in range(3)]
@@ -83,6 +90,8 @@ def test_from_the_start_it_replays_the_past_then_follows_the_live_stream(
     assert sub.is_closed
     with pytest.raises(ArchiveClosedError):
         sub.poll(lambda data, header: None)
+    with pytest.raises(ArchiveClosedError):
+        sub.counters()
 
 
 def test_from_live_it_skips_the_past(setup: tuple[Aeron, AeronArchive, JavaArchive]) -> None:
@@ -214,6 +223,7 @@ def test_an_unknown_recording_makes_it_fail_with_the_reason(setup: tuple[Aeron, 
             if sub.poll(lambda data, header: None, 10) == 0:
                 time.sleep(0.001)
         assert sub.has_failed and not sub.is_live
+        assert sub.counters().state is PersistentState.FAILED
         reason = sub.failure()
         assert reason is not None and "987654" in reason[1], reason
         assert errors and errors[-1][1] == reason[1]

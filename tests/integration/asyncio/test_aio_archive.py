@@ -12,18 +12,20 @@ import pytest
 
 import aeron_py.asyncio as aio
 from aeron_py import MediaDriver
-from aeron_py.archive import ArchiveTimeoutError, RecordingSignal, RecordingSignalEvent
-from aeron_py.asyncio.archive import AeronArchive
+from aeron_py.archive import (ArchiveTimeoutError, RecordingEvent, RecordingSignal, RecordingSignalEvent,
+                              RecordingStarted, RecordingStopped)
+from aeron_py.asyncio.archive import AeronArchive, RecordingEvents
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "archive"))
 from archive_harness import START_TIMEOUT_S, JavaArchive, running_archive  # noqa: E402
 
 pytestmark = [pytest.mark.integration, pytest.mark.java, pytest.mark.timeout(240)]
+RECORDING_EVENTS = ("aeron:ipc", 31)
 
 
 @pytest.fixture(scope="module")
 def java_archive(driver: MediaDriver, tmp_path_factory: pytest.TempPathFactory) -> Iterator[JavaArchive]:
-    with running_archive(driver.dir, tmp_path_factory.mktemp("archive")) as archive:
+    with running_archive(driver.dir, tmp_path_factory.mktemp("archive"), recording_events=RECORDING_EVENTS) as archive:
         yield archive
 
 
@@ -44,6 +46,8 @@ async def test_record_list_and_replay_as_an_aio_subscription(driver: MediaDriver
     async with aio.Aeron(driver=driver) as aeron:
         async with await connect(aeron, java_archive, on_recording_signal=signals.append) as archive:
             stream = 4901
+            events = await RecordingEvents.open(aeron, *RECORDING_EVENTS)
+            await events.subscription.wait_connected(10.0)
             subscription_id = await archive.start_recording("aeron:ipc", stream)
             pub = aeron.sync.add_exclusive_publication("aeron:ipc", stream)
             last = [pub.offer_until(b"aio-%d" % i, timeout=10.0) for i in range(20)][-1]
@@ -59,6 +63,16 @@ async def test_record_list_and_replay_as_an_aio_subscription(driver: MediaDriver
             assert got == [b"aio-%d" % i for i in range(20)]
             replay.close()
             pub.close()
+            seen: list[RecordingEvent] = []
+            async with asyncio.timeout(10.0), events:
+                async for event in events:
+                    if event.recording_id == recording_id:
+                        seen.append(event)
+                        if isinstance(event, RecordingStopped):
+                            break
+            assert isinstance(seen[0], RecordingStarted) and seen[0].stream_id == stream, seen
+            assert seen[-1] == RecordingStopped(recording_id, 0, last)
+            assert events.subscription.is_closed
             deadline = time.monotonic() + 10.0
             while not {s.signal for s in signals} >= {RecordingSignal.START, RecordingSignal.STOP}:
                 assert time.monotonic() < deadline, signals
