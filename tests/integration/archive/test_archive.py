@@ -347,6 +347,8 @@ def first_replayed(archive: AeronArchive, recording_id: int) -> int:
     try:
         got = drain(replay, 1)
         assert got, f"recording {recording_id}: nothing replayed from {archive.start_position(recording_id)}"
+        # the bounded replay ends its session, and with it its image: the segments are free to move
+        wait_until(lambda: not replay.is_connected, what="the replay session to end")
         return int(got[0][:8])
     finally:
         replay.close()
