@@ -46,6 +46,8 @@ class Archive:
         """
         aeron_archive_get_archive_id
         """
+    def attach_segments(self, recording_id: typing.SupportsInt | typing.SupportsIndex) -> int:
+        ...
     def close(self) -> None:
         """
         aeron_archive_close (idempotent; also done when the client closes).
@@ -54,6 +56,10 @@ class Archive:
         """
         aeron_archive_control_session_id
         """
+    def delete_detached_segments(self, recording_id: typing.SupportsInt | typing.SupportsIndex) -> int:
+        ...
+    def detach_segments(self, recording_id: typing.SupportsInt | typing.SupportsIndex, new_start_position: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
     def extend_recording(self, recording_id: typing.SupportsInt | typing.SupportsIndex, channel: str, stream_id: typing.SupportsInt | typing.SupportsIndex, remote: bool, auto_stop: bool) -> int:
         """
         aeron_archive_extend_recording: the recording subscription id.
@@ -68,6 +74,8 @@ class Archive:
         """
         aeron_archive_list_recordings(_for_uri): descriptor tuples.
         """
+    def migrate_segments(self, src_recording_id: typing.SupportsInt | typing.SupportsIndex, dst_recording_id: typing.SupportsInt | typing.SupportsIndex) -> int:
+        ...
     def poll_for_recording_signals(self) -> int:
         ...
     def position(self, which: str, recording_id: typing.SupportsInt | typing.SupportsIndex) -> int:
@@ -76,9 +84,23 @@ class Archive:
         """
     def purge_recording(self, recording_id: typing.SupportsInt | typing.SupportsIndex) -> int:
         ...
+    def purge_segments(self, recording_id: typing.SupportsInt | typing.SupportsIndex, new_start_position: typing.SupportsInt | typing.SupportsIndex) -> int:
+        ...
     def recording_counter_id(self, recording_id: typing.SupportsInt | typing.SupportsIndex | None = None, session_id: typing.SupportsInt | typing.SupportsIndex | None = None) -> int:
         """
         aeron_archive_recording_pos_find_counter_id_by_{recording,session}_id in the client's counters; -1: none.
+        """
+    def recording_pos_is_active(self, counter_id: typing.SupportsInt | typing.SupportsIndex, recording_id: typing.SupportsInt | typing.SupportsIndex) -> bool:
+        """
+        aeron_archive_recording_pos_is_active
+        """
+    def recording_pos_recording_id(self, counter_id: typing.SupportsInt | typing.SupportsIndex) -> int | None:
+        """
+        aeron_archive_recording_pos_get_recording_id; None: not a recording counter.
+        """
+    def recording_pos_source_identity(self, counter_id: typing.SupportsInt | typing.SupportsIndex) -> str | None:
+        """
+        aeron_archive_recording_pos_get_source_identity; None: not a recording counter.
         """
     def replay(self, recording_id: typing.SupportsInt | typing.SupportsIndex, channel: str, stream_id: typing.SupportsInt | typing.SupportsIndex, position: typing.SupportsInt | typing.SupportsIndex, length: typing.SupportsInt | typing.SupportsIndex, bounding_counter_id: typing.SupportsInt | typing.SupportsIndex, file_io_max_length: typing.SupportsInt | typing.SupportsIndex) -> typing.Any:
         ...
@@ -108,7 +130,11 @@ class Archive:
         ...
     def try_stop_recording_by_identity(self, recording_id: typing.SupportsInt | typing.SupportsIndex) -> bool:
         ...
+    def try_stop_recording_channel_and_stream(self, channel: str, stream_id: typing.SupportsInt | typing.SupportsIndex) -> bool:
+        ...
     def try_stop_recording_subscription(self, subscription_id: typing.SupportsInt | typing.SupportsIndex) -> bool:
+        ...
+    def update_channel(self, recording_id: typing.SupportsInt | typing.SupportsIndex, channel: str) -> None:
         ...
     @property
     def is_closed(self) -> bool:
@@ -120,6 +146,10 @@ class PersistentSubscription:
     def close(self) -> None:
         """
         Idempotent; from a handler, after the poll returns.
+        """
+    def counter_ids(self) -> tuple[typing.Any, ...]:
+        """
+        aeron_archive_persistent_subscription_context_get_{state,join_difference,live_left,live_joined}_counter: their counter ids (-1: none).
         """
     def failure(self) -> typing.Any:
         """
@@ -143,13 +173,17 @@ class PersistentSubscription:
     @property
     def is_replaying(self) -> bool:
         ...
-def connect(client: typing.Any, control_request_channel: str, control_request_stream_id: typing.SupportsInt | typing.SupportsIndex, control_response_channel: str, control_response_stream_id: typing.SupportsInt | typing.SupportsIndex, recording_events_channel: str, recording_events_stream_id: typing.SupportsInt | typing.SupportsIndex, message_timeout_ns: typing.SupportsInt | typing.SupportsIndex, client_name: str) -> Archive:
+def connect(client: typing.Any, control_request_channel: str, control_request_stream_id: typing.SupportsInt | typing.SupportsIndex, control_response_channel: str, control_response_stream_id: typing.SupportsInt | typing.SupportsIndex, recording_events_channel: str, recording_events_stream_id: typing.SupportsInt | typing.SupportsIndex, message_timeout_ns: typing.SupportsInt | typing.SupportsIndex, client_name: str, control_term_length: typing.SupportsInt | typing.SupportsIndex = 0, control_mtu_length: typing.SupportsInt | typing.SupportsIndex = 0, control_sparse: typing.SupportsInt | typing.SupportsIndex = -1, message_retry_attempts: typing.SupportsInt | typing.SupportsIndex = 0) -> Archive:
     """
-    aeron_archive_connect over the client's aeron_t; waits up to the message timeout (GIL released).
+    aeron_archive_connect over the client's aeron_t; waits up to the message timeout (GIL released). The control stream's term length, MTU, sparseness and the retry attempts: 0 (sparse: -1) keeps Aeron's default.
     """
 def persistent_subscription(client: typing.Any, control_request_channel: str, control_request_stream_id: typing.SupportsInt | typing.SupportsIndex, control_response_channel: str, control_response_stream_id: typing.SupportsInt | typing.SupportsIndex, message_timeout_ns: typing.SupportsInt | typing.SupportsIndex, client_name: str, recording_id: typing.SupportsInt | typing.SupportsIndex, live_channel: str, live_stream_id: typing.SupportsInt | typing.SupportsIndex, replay_channel: str, replay_stream_id: typing.SupportsInt | typing.SupportsIndex, start_position: typing.SupportsInt | typing.SupportsIndex) -> typing.Any:
     """
     aeron_archive_persistent_subscription_create over the client's aeron_t (its own archive connection).
+    """
+def segment_file_base_position(start_position: typing.SupportsInt | typing.SupportsIndex, position: typing.SupportsInt | typing.SupportsIndex, term_length: typing.SupportsInt | typing.SupportsIndex, segment_length: typing.SupportsInt | typing.SupportsIndex) -> int:
+    """
+    aeron_archive_segment_file_base_position; ValueError for lengths it cannot take.
     """
 NULL_COUNTER_ID: int = -1
 NULL_LENGTH: int = -1

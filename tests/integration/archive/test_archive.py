@@ -401,8 +401,10 @@ def test_update_channel_renames_a_recording_in_the_catalog(archive: AeronArchive
     assert descriptor is not None and descriptor.original_channel == "aeron:ipc?alias=renamed"
     with pytest.raises(ValueError, match="NUL"):
         archive.update_channel(recording_id, "aeron:ipc\0x")
-    with pytest.raises(UnknownRecordingError):
+    with pytest.raises(AeronError):  # the C client reads the Archive's RECORDING_UNKNOWN as unexpected
         archive.update_channel(10_000_000, "aeron:ipc")
+    again = archive.recording(recording_id)  # the session goes on
+    assert again is not None and again.original_channel == "aeron:ipc?alias=renamed"
 
 
 def test_a_connection_with_its_own_control_stream_settings_works(aeron: Aeron, java_archive: JavaArchive) -> None:
