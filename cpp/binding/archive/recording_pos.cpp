@@ -4,6 +4,7 @@
 #include "archive_state.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <optional>
 
 namespace aeron_py::archive::recording_pos {
@@ -11,6 +12,8 @@ namespace aeron_py::archive::recording_pos {
 namespace {
 aeron_counters_reader_t *counters(ArchiveState &state) {
     state.client->check_open();
+    // The counters are the client's, but these are the archive connection's calls: closed with it.
+    if (!state.open.load(std::memory_order_acquire)) throw AeronCallError("the archive connection is closed", EPIPE);
     return aeron_counters_reader(state.client->aeron);
 }
 }  // namespace

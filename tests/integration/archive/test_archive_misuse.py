@@ -75,7 +75,12 @@ def test_calls_after_close_raise_and_close_is_idempotent(aeron: Aeron, driver: M
         assert archive.is_closed
         archive.close()
         for call in (lambda: archive.archive_id, lambda: archive.list_recordings(),
-                     lambda: archive.start_recording(IPC, 1), lambda: archive.replay(0, IPC, 2)):
+                     lambda: archive.start_recording(IPC, 1), lambda: archive.replay(0, IPC, 2),
+                     lambda: archive.detach_segments(0, 0), lambda: archive.delete_detached_segments(0),
+                     lambda: archive.purge_segments(0, 0), lambda: archive.attach_segments(0),
+                     lambda: archive.migrate_segments(0, 1), lambda: archive.update_channel(0, IPC),
+                     lambda: archive.try_stop_recording_channel(IPC, 1), lambda: archive.recording_of_counter(0),
+                     lambda: archive.counter_source_identity(0), lambda: archive.counter_is_active(0, 0)):
             with pytest.raises(ArchiveClosedError, match="closed"):
                 call()
 
@@ -89,6 +94,8 @@ def test_closing_the_client_closes_the_archive_connection_first(driver: MediaDri
         assert archive.is_closed
         with pytest.raises(ClientClosedError):
             archive.list_recordings()
+        with pytest.raises(ClientClosedError):  # its counters went with the client: never read
+            archive.recording_of_counter(0)
         archive.close()  # still safe
 
 
