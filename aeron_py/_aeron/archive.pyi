@@ -76,6 +76,10 @@ class Archive:
         """
     def migrate_segments(self, src_recording_id: typing.SupportsInt | typing.SupportsIndex, dst_recording_id: typing.SupportsInt | typing.SupportsIndex) -> int:
         ...
+    def poll_for_error_response(self) -> str | None:
+        """
+        aeron_archive_poll_for_error_response: the Archive's error message, or None.
+        """
     def poll_for_recording_signals(self) -> int:
         ...
     def position(self, which: str, recording_id: typing.SupportsInt | typing.SupportsIndex) -> int:
@@ -108,6 +112,10 @@ class Archive:
         """
         aeron_archive_replay_merge_init over a manual-control MDS subscription of the same client.
         """
+    def replicate(self, src_recording_id: typing.SupportsInt | typing.SupportsIndex, src_control_stream_id: typing.SupportsInt | typing.SupportsIndex, src_control_channel: str, dst_recording_id: typing.SupportsInt | typing.SupportsIndex, stop_position: typing.SupportsInt | typing.SupportsIndex, live_destination: str, replication_channel: str, src_response_channel: str, channel_tag_id: typing.SupportsInt | typing.SupportsIndex, subscription_tag_id: typing.SupportsInt | typing.SupportsIndex, file_io_max_length: typing.SupportsInt | typing.SupportsIndex, replication_session_id: typing.SupportsInt | typing.SupportsIndex, credentials: bytes | None) -> int:
+        """
+        aeron_archive_replicate (aeron_archive_replication_params_t from the arguments; -1: Aeron's null value, "": the default): the replication id.
+        """
     def start_recording(self, channel: str, stream_id: typing.SupportsInt | typing.SupportsIndex, remote: bool, auto_stop: bool) -> int:
         """
         aeron_archive_start_recording: the recording subscription id.
@@ -122,6 +130,8 @@ class Archive:
         ...
     def stop_replay(self, replay_session_id: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
+    def stop_replication(self, replication_id: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
     def take_events(self) -> tuple[typing.Any, ...]:
         """
         (signals, errors, lost_signals) reported by the C client since the last take.
@@ -133,6 +143,8 @@ class Archive:
     def try_stop_recording_channel_and_stream(self, channel: str, stream_id: typing.SupportsInt | typing.SupportsIndex) -> bool:
         ...
     def try_stop_recording_subscription(self, subscription_id: typing.SupportsInt | typing.SupportsIndex) -> bool:
+        ...
+    def try_stop_replication(self, replication_id: typing.SupportsInt | typing.SupportsIndex) -> bool:
         ...
     def update_channel(self, recording_id: typing.SupportsInt | typing.SupportsIndex, channel: str) -> None:
         ...
@@ -173,9 +185,9 @@ class PersistentSubscription:
     @property
     def is_replaying(self) -> bool:
         ...
-def connect(client: typing.Any, control_request_channel: str, control_request_stream_id: typing.SupportsInt | typing.SupportsIndex, control_response_channel: str, control_response_stream_id: typing.SupportsInt | typing.SupportsIndex, recording_events_channel: str, recording_events_stream_id: typing.SupportsInt | typing.SupportsIndex, message_timeout_ns: typing.SupportsInt | typing.SupportsIndex, client_name: str, control_term_length: typing.SupportsInt | typing.SupportsIndex = 0, control_mtu_length: typing.SupportsInt | typing.SupportsIndex = 0, control_sparse: typing.SupportsInt | typing.SupportsIndex = -1, message_retry_attempts: typing.SupportsInt | typing.SupportsIndex = 0) -> Archive:
+def connect(client: typing.Any, control_request_channel: str, control_request_stream_id: typing.SupportsInt | typing.SupportsIndex, control_response_channel: str, control_response_stream_id: typing.SupportsInt | typing.SupportsIndex, recording_events_channel: str, recording_events_stream_id: typing.SupportsInt | typing.SupportsIndex, message_timeout_ns: typing.SupportsInt | typing.SupportsIndex, client_name: str, control_term_length: typing.SupportsInt | typing.SupportsIndex = 0, control_mtu_length: typing.SupportsInt | typing.SupportsIndex = 0, control_sparse: typing.SupportsInt | typing.SupportsIndex = -1, message_retry_attempts: typing.SupportsInt | typing.SupportsIndex = 0, idle_strategy: str = '', idle_args: str = '', credentials: bytes | None = None, on_challenge: typing.Any | None = None) -> Archive:
     """
-    aeron_archive_connect over the client's aeron_t; waits up to the message timeout (GIL released). The control stream's term length, MTU, sparseness and the retry attempts: 0 (sparse: -1) keeps Aeron's default.
+    aeron_archive_connect over the client's aeron_t; waits up to the message timeout (GIL released). The control stream's term length, MTU, sparseness and the retry attempts: 0 (sparse: -1) keeps Aeron's default. idle_strategy (aeron_idle_strategy_load's names; "": Aeron's backoff) is what the blocking calls wait with; credentials are sent with the connect, on_challenge(bytes) -> bytes answers the Archive's challenge (called on this thread, during the connect).
     """
 def persistent_subscription(client: typing.Any, control_request_channel: str, control_request_stream_id: typing.SupportsInt | typing.SupportsIndex, control_response_channel: str, control_response_stream_id: typing.SupportsInt | typing.SupportsIndex, message_timeout_ns: typing.SupportsInt | typing.SupportsIndex, client_name: str, recording_id: typing.SupportsInt | typing.SupportsIndex, live_channel: str, live_stream_id: typing.SupportsInt | typing.SupportsIndex, replay_channel: str, replay_stream_id: typing.SupportsInt | typing.SupportsIndex, start_position: typing.SupportsInt | typing.SupportsIndex) -> typing.Any:
     """

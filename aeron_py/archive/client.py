@@ -25,14 +25,16 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from .._aeron import archive as _native
+from ..channel import ChannelUri
 from ..client import Aeron
 from ..validation import require_int
 from ..errors import AeronError
 from ..publication import ExclusivePublication, Publication
 from ..subscription import Subscription
-from .errors import ArchiveClosedError, ArchiveTimeoutError, UnknownRecordingError, translate, typed
+from .errors import (ArchiveClosedError, ArchiveError, ArchiveTimeoutError, AuthenticationRejectedError,
+                     UnknownRecordingError, translate, typed)
 from .settings import (DEFAULT_MESSAGE_TIMEOUT_S, DEFAULT_RECORDING_EVENTS_CHANNEL, DEFAULT_RECORDING_EVENTS_STREAM_ID,
-                       channel_text, control_options, control_tuning, or_env)
+                       channel_text, control_options, control_tuning, credential_options, idle_options, or_env)
 from .records import (RecordingDescriptor, RecordingSignalEvent, RecordingSubscription, SourceLocation)
 from .replay_merge import DEFAULT_PROGRESS_TIMEOUT_S, ReplayMerge
 
@@ -86,7 +88,9 @@ class AeronArchive:
                 client_name: str = "", on_recording_signal: SignalHandler | None = None,
                 error_handler: ErrorHandler | None = _log_error, control_term_length: int | None = None,
                 control_mtu: int | None = None, control_sparse: bool | None = None,
-                message_retry_attempts: int | None = None) -> "AeronArchive":
+                message_retry_attempts: int | None = None, idle_strategy: str | None = None,
+                credentials: bytes | None = None,
+                on_challenge: Callable[[bytes], bytes] | None = None) -> "AeronArchive":
         """Connect to the Archive listening on ``control_channel`` (``aeron_archive_connect``).
 
         Unset channels and stream ids take their ``AERON_ARCHIVE_*`` environment variable
@@ -99,6 +103,16 @@ class AeronArchive:
         ``control_term_length`` (a power of two, 64 KiB to 1 GiB), ``control_mtu`` (a multiple
         of 32, 32 to 65504) and ``control_sparse`` (sparse term files); ``message_retry_attempts``:
         how many times a request is offered before it fails. None keeps Aeron's default.
+
+        ``idle_strategy``: how a call waits for its answer, one of Aeron's idle strategies
+        (``"sleeping"``, ``"yield"``, ``"backoff"``, ``"noop"``, ``"spin"``; ``"name:args"`` passes
+        arguments, e.g. ``"sleeping:1ms"``); None: Aeron's ``backoff`` (or the
+        ``AERON_ARCHIVE_IDLE_STRATEGY`` environment variable).
+
+        ``credentials``: sent with the connect to an Archive that authenticates;
+        ``on_challenge(challenge) -> bytes`` answers the Archive's challenge, if it sends one
+        (called on this thread, during the connect; what it raises is raised here).
+        A refusal raises :class:`~aeron_py.archive.errors.AuthenticationRejectedError`.
         """
         timeout = DEFAULT_MESSAGE_TIMEOUT_S if message_timeout is None else float(message_timeout)
         tuning = control_tuning(control_term_length, control_mtu, control_sparse, message_retry_attempts)
@@ -114,6 +128,8 @@ class AeronArchive:
             message_timeout_ns=int(timeout * 1e9),
             client_name=str(client_name),
             **tuning,
+            **idle_options(idle_strategy),
+            **credential_options(credentials, on_challenge),
         )
         if aeron.is_closed:
             raise ArchiveClosedError(f"the Aeron client for {aeron.dir!r} is closed")
@@ -121,6 +137,8 @@ class AeronArchive:
             raw = _native.connect(aeron._client, **options)
         except AeronError as exc:
             typed = translate(exc)
+            if "authentication rejected" in str(exc):  # the C client's words; its code is EINVAL
+                typed = AuthenticationRejectedError(str(exc))
             raised = type(typed)(f"cannot connect to the Archive at {options['control_request_channel']!r} "
                                  f"within {timeout:g} s: {exc}")
             raised.errcode, raised.cause_code = exc.errcode, exc.cause_code
@@ -219,6 +237,15 @@ class AeronArchive:
         """Like :meth:`stop_recording_channel`; False instead of an error when that channel and
         stream are not being recorded."""
         return self._call(self._raw.try_stop_recording_channel_and_stream, channel_text(channel, "channel"), stream_id)
+
+    def stop_recording_publication(self, publication: Publication) -> None:
+        """Stop recording ``publication`` (one made by :meth:`add_recorded_publication`, or any
+        recorded publication of this client): its session only, by channel, stream and
+        ``session-id`` (what ``aeron_archive_stop_recording_publication`` sends)."""
+        if not isinstance(publication, Publication):
+            raise TypeError(f"publication must be an aeron_py Publication, got {type(publication).__name__}")
+        channel = ChannelUri.parse(publication.channel).with_("session-id", publication.session_id)
+        self.stop_recording_channel(channel, publication.stream_id)
 
     def try_stop_recording_by_identity(self, recording_id: int) -> bool:
         """Stop the recording ``recording_id``; False if it was not active."""
@@ -384,6 +411,57 @@ class AeronArchive:
     def update_channel(self, recording_id: int, channel: object) -> None:
         """Replace the channel the catalog records for a recording (original and stripped)."""
         self._call(self._raw.update_channel, recording_id, str(channel))
+
+    # --- replication (this connection's Archive copies from another) ------------------------
+    def replicate(self, src_recording_id: int, src_control_channel: object, src_control_stream_id: int = 10, *,
+                  dst_recording_id: int | None = None, stop_position: int | None = None,
+                  live_destination: str = "", replication_channel: object = "", src_response_channel: object = "",
+                  channel_tag_id: int | None = None, subscription_tag_id: int | None = None,
+                  file_io_max_length: int | None = None, replication_session_id: int | None = None,
+                  credentials: bytes | None = None) -> int:
+        """Copy recording ``src_recording_id`` from the Archive answering on ``src_control_channel``
+        into this connection's Archive (``aeron_archive_replicate``); returns the replication id.
+
+        It runs in the Archive, after this call returns: a stopped recording is copied up to its
+        stop position, an active one is followed while it records (until ``stop_position``, if
+        given, or :meth:`stop_replication`). Progress and the end come as recording signals
+        (``REPLICATE``, ``EXTEND``, ``SYNC``, ``REPLICATE_END``; see ``on_recording_signal``); a
+        failure as an error response (:meth:`check_error_response`). ``dst_recording_id`` extends
+        a recording of this Archive instead of making a new one; ``live_destination`` merges the
+        copy with the live stream once caught up; ``channel_tag_id``/``subscription_tag_id`` tag
+        the replication subscription (tagged replication); ``credentials``: for a source Archive
+        that authenticates (simple credentials only). ``replication_channel`` "": the Archive's own."""
+        if credentials is not None and not isinstance(credentials, bytes):
+            raise TypeError(f"credentials must be bytes, got {type(credentials).__name__}")
+        return self._call(
+            self._raw.replicate, require_int("src_recording_id", src_recording_id, min=0),
+            require_int("src_control_stream_id", src_control_stream_id), channel_text(src_control_channel,
+                                                                                      "src_control_channel"),
+            _optional(dst_recording_id), _optional(stop_position), str(live_destination), str(replication_channel),
+            str(src_response_channel), _optional(channel_tag_id), _optional(subscription_tag_id),
+            _optional(file_io_max_length), _optional(replication_session_id), credentials)
+
+    def stop_replication(self, replication_id: int) -> None:
+        """Stop a replication (UnknownReplicationError when it is not running); what was copied stays."""
+        self._call(self._raw.stop_replication, replication_id)
+
+    def try_stop_replication(self, replication_id: int) -> bool:
+        """Like :meth:`stop_replication`; False instead of an error when it is not running."""
+        return self._call(self._raw.try_stop_replication, replication_id)
+
+    # --- error responses -------------------------------------------------------------------
+    def poll_error_response(self) -> str | None:
+        """Read the control stream once (``aeron_archive_poll_for_error_response``): the error
+        message the Archive sent for no call in progress (a failed replication, say), or None.
+        A recording signal read meanwhile is delivered; any other message is skipped, so call it
+        only between calls."""
+        return self._call(self._raw.poll_for_error_response)
+
+    def check_error_response(self) -> None:
+        """Like :meth:`poll_error_response`, raising :class:`ArchiveError` with the message."""
+        message = self.poll_error_response()
+        if message is not None:
+            raise ArchiveError(f"the Archive reports: {message}")
 
     # --- signals -------------------------------------------------------------------------
     def poll_recording_signals(self) -> list[RecordingSignalEvent]:

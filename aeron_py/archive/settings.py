@@ -64,6 +64,36 @@ def control_tuning(term_length: int | None, mtu: int | None, sparse: bool | None
     return out
 
 
+#: Aeron's idle strategies (``aeron_idle_strategy_load``), for ``connect(idle_strategy=...)``.
+IDLE_STRATEGIES = ("sleeping", "yield", "backoff", "noop", "spin")
+
+
+def idle_options(idle_strategy: str | None) -> dict[str, str]:
+    """``connect``'s idle strategy, checked: ``name`` or ``name:args`` (None: Aeron's default)."""
+    if idle_strategy is None:
+        return {"idle_strategy": "", "idle_args": ""}
+    if not isinstance(idle_strategy, str):
+        raise TypeError(f"idle_strategy must be a str, got {type(idle_strategy).__name__}")
+    name, _, args = idle_strategy.partition(":")
+    if name not in IDLE_STRATEGIES:
+        raise ValueError(f"idle_strategy must be one of {', '.join(IDLE_STRATEGIES)} (optionally 'name:args', "
+                         f"e.g. 'sleeping:1ms'), got {idle_strategy!r}")
+    return {"idle_strategy": name, "idle_args": args}
+
+
+def credential_options(credentials: bytes | None, on_challenge: object | None) -> dict[str, Any]:
+    """``connect``'s credentials, checked (bytes; ``on_challenge`` callable and only with them)."""
+    if credentials is None:
+        if on_challenge is not None:
+            raise ValueError("on_challenge answers the Archive's challenge to credentials: pass credentials too")
+        return {}
+    if not isinstance(credentials, bytes):
+        raise TypeError(f"credentials must be bytes, got {type(credentials).__name__}")
+    if on_challenge is not None and not callable(on_challenge):
+        raise TypeError("on_challenge must be callable: (challenge: bytes) -> bytes")
+    return {"credentials": credentials, "on_challenge": on_challenge}
+
+
 def channel_text(value: object, what: str) -> str:
     """``value`` as a channel string (ValueError when empty, naming ``what``)."""
     text = str(value)
@@ -74,4 +104,5 @@ def channel_text(value: object, what: str) -> str:
 
 __all__ = ["DEFAULT_CONTROL_CHANNEL", "DEFAULT_CONTROL_STREAM_ID", "DEFAULT_MESSAGE_TIMEOUT_S",
            "DEFAULT_RECORDING_EVENTS_CHANNEL", "DEFAULT_RECORDING_EVENTS_STREAM_ID", "DEFAULT_RESPONSE_CHANNEL",
-           "DEFAULT_RESPONSE_STREAM_ID", "channel_text", "control_options", "control_tuning", "or_env"]
+           "DEFAULT_RESPONSE_STREAM_ID", "IDLE_STRATEGIES", "channel_text", "control_options", "control_tuning",
+           "credential_options", "idle_options", "or_env"]

@@ -335,14 +335,16 @@ private:
     std::shared_ptr<ArchiveState> state_;
 };
 
-Archive connect(py::handle client, const ConnectOptions &options) {
+// `credentials`: what connect sends when set (null: none), and who answers a challenge.
+Archive connect(py::handle client, const ConnectOptions &options, Credentials *credentials) {
     auto state = std::make_shared<ArchiveState>();
     state->client = client_state_of(client);
     // closed with the state (after the archive, which borrows from it)
-    aeron_archive_context_t *ctx = state->context = new_archive_context(*state->client, options);
+    aeron_archive_context_t *ctx = state->context = new_archive_context(*state->client, options, &state->idle_state);
     if (aeron_archive_context_set_recording_signal_consumer(ctx, on_recording_signal, state.get()) < 0 ||
         aeron_archive_context_set_error_handler(ctx, on_archive_error, state.get()) < 0)
         throw_aeron_error("aeron_archive_context_set");
+    if (credentials != nullptr) set_credentials(ctx, *credentials);
     aeron_archive_t *archive = nullptr;
     int rc = 0;
     int64_t elapsed_ns = 0;
@@ -354,6 +356,11 @@ Archive connect(py::handle client, const ConnectOptions &options) {
         elapsed_ns = aeron_nano_clock() - started_ns;
         state->archive = archive;
         state->open.store(archive != nullptr, std::memory_order_release);
+    }
+    if (credentials != nullptr && credentials->raised != nullptr) {  // on_challenge raised: that, not the rejection
+        if (archive != nullptr) state->close();
+        auto raised = std::move(credentials->raised);
+        throw std::move(*raised);
     }
     if (rc < 0 || archive == nullptr) {
         // The C client's "connect timeout" has the catch-all code -1 (aeron_archive_async_connect_poll
@@ -449,6 +456,33 @@ void init_archive(py::module_ &parent) {
         .def("update_channel", [](Archive &a, int64_t recording_id, const std::string &channel) {
             segments::update_channel(a.state(), recording_id, channel);
         }, py::arg("recording_id"), py::arg("channel"))
+        .def("replicate", [](Archive &a, int64_t src_recording_id, int32_t src_control_stream_id,
+                             const std::string &src_control_channel, int64_t dst_recording_id, int64_t stop_position,
+                             const std::string &live_destination, const std::string &replication_channel,
+                             const std::string &src_response_channel, int64_t channel_tag_id,
+                             int64_t subscription_tag_id, int32_t file_io_max_length, int32_t replication_session_id,
+                             std::optional<py::bytes> credentials) {
+            replication::Params params{dst_recording_id, stop_position, live_destination, replication_channel,
+                                       src_response_channel, channel_tag_id, subscription_tag_id, file_io_max_length,
+                                       replication_session_id, std::nullopt};
+            if (credentials.has_value()) params.credentials = credentials->cast<std::string>();
+            return replication::replicate(a.state(), src_recording_id, src_control_stream_id, src_control_channel,
+                                          params);
+        }, py::arg("src_recording_id"), py::arg("src_control_stream_id"), py::arg("src_control_channel"),
+             py::arg("dst_recording_id"), py::arg("stop_position"), py::arg("live_destination"),
+             py::arg("replication_channel"), py::arg("src_response_channel"), py::arg("channel_tag_id"),
+             py::arg("subscription_tag_id"), py::arg("file_io_max_length"), py::arg("replication_session_id"),
+             py::arg("credentials"),
+             "aeron_archive_replicate (aeron_archive_replication_params_t from the arguments; -1: Aeron's null "
+             "value, \"\": the default): the replication id.")
+        .def("stop_replication", [](Archive &a, int64_t replication_id) {
+            replication::stop(a.state(), replication_id);
+        }, py::arg("replication_id"))
+        .def("try_stop_replication", [](Archive &a, int64_t replication_id) {
+            return replication::try_stop(a.state(), replication_id);
+        }, py::arg("replication_id"))
+        .def("poll_for_error_response", [](Archive &a) { return replication::poll_error_response(a.state()); },
+             "aeron_archive_poll_for_error_response: the Archive's error message, or None.")
         .def("poll_for_recording_signals", &Archive::poll_for_recording_signals)
         .def("take_events", &Archive::take_events,
              "(signals, errors, lost_signals) reported by the C client since the last take.");
@@ -458,7 +492,9 @@ void init_archive(py::module_ &parent) {
            const std::string &control_response_channel, int32_t control_response_stream_id,
            const std::string &recording_events_channel, int32_t recording_events_stream_id,
            uint64_t message_timeout_ns, const std::string &client_name, uint32_t control_term_length,
-           uint32_t control_mtu_length, int control_sparse, uint32_t message_retry_attempts) {
+           uint32_t control_mtu_length, int control_sparse, uint32_t message_retry_attempts,
+           const std::string &idle_strategy, const std::string &idle_args, std::optional<py::bytes> credentials,
+           py::object on_challenge) {
             ConnectOptions options{control_request_channel, control_request_stream_id, control_response_channel,
                                    control_response_stream_id, recording_events_channel, recording_events_stream_id,
                                    message_timeout_ns, client_name};
@@ -466,16 +502,30 @@ void init_archive(py::module_ &parent) {
             options.control_mtu_length = control_mtu_length;
             options.control_sparse = control_sparse;
             options.message_retry_attempts = message_retry_attempts;
-            return connect(client, options);
+            options.idle_strategy = idle_strategy;
+            options.idle_args = idle_args;
+            if (!credentials.has_value()) {
+                if (!on_challenge.is_none()) throw py::value_error("on_challenge needs credentials");
+                return connect(client, options, nullptr);
+            }
+            if (!on_challenge.is_none() && !PyCallable_Check(on_challenge.ptr()))
+                throw py::type_error("on_challenge must be callable: (challenge: bytes) -> bytes");
+            Credentials given;
+            given.encoded = credentials->cast<std::string>();
+            given.on_challenge = std::move(on_challenge);
+            return connect(client, options, &given);
         },
         py::arg("client"), py::arg("control_request_channel"), py::arg("control_request_stream_id"),
         py::arg("control_response_channel"), py::arg("control_response_stream_id"),
         py::arg("recording_events_channel"), py::arg("recording_events_stream_id"), py::arg("message_timeout_ns"),
         py::arg("client_name"), py::arg("control_term_length") = 0, py::arg("control_mtu_length") = 0,
-        py::arg("control_sparse") = -1, py::arg("message_retry_attempts") = 0,
+        py::arg("control_sparse") = -1, py::arg("message_retry_attempts") = 0, py::arg("idle_strategy") = "",
+        py::arg("idle_args") = "", py::arg("credentials") = py::none(), py::arg("on_challenge") = py::none(),
         "aeron_archive_connect over the client's aeron_t; waits up to the message timeout (GIL released). "
         "The control stream's term length, MTU, sparseness and the retry attempts: 0 (sparse: -1) keeps "
-        "Aeron's default.");
+        "Aeron's default. idle_strategy (aeron_idle_strategy_load's names; \"\": Aeron's backoff) is what the "
+        "blocking calls wait with; credentials are sent with the connect, on_challenge(bytes) -> bytes answers "
+        "the Archive's challenge (called on this thread, during the connect).");
     init_persistent_subscription(m);
     segments::init(m);
     m.attr("NULL_POSITION") = py::int_(static_cast<int64_t>(-1));

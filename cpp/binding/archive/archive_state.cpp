@@ -12,13 +12,26 @@ void check_stream_text(const std::string &value, const char *what) {
     if (value.find('\0') != std::string::npos) throw py::value_error(std::string(what) + " contains a NUL character");
 }
 
-aeron_archive_context_t *new_archive_context(const ClientState &client, const ConnectOptions &options) {
+namespace {
+// The context's idle strategy from `options`: true and *idle_state null for Aeron's default.
+bool set_idle_strategy(aeron_archive_context_t *ctx, const ConnectOptions &options, void **idle_state) {
+    if (options.idle_strategy.empty()) return true;
+    aeron_idle_strategy_func_t func = aeron_idle_strategy_load(
+        options.idle_strategy.c_str(), idle_state, nullptr, options.idle_args.empty() ? nullptr : options.idle_args.c_str());
+    return func != nullptr && aeron_archive_context_set_idle_strategy(ctx, func, *idle_state) >= 0;
+}
+}  // namespace
+
+aeron_archive_context_t *new_archive_context(const ClientState &client, const ConnectOptions &options,
+                                             void **idle_state) {
+    *idle_state = nullptr;
     client.check_open();
     if (aeron_context_get_use_conductor_agent_invoker(client.context))
         throw py::value_error("the archive client needs an Aeron client with its own conductor thread "
                               "(use_conductor_agent_invoker=False)");
     for (const auto *text : {&options.control_request_channel, &options.control_response_channel,
-                             &options.recording_events_channel, &options.client_name})
+                             &options.recording_events_channel, &options.client_name, &options.idle_strategy,
+                             &options.idle_args})
         check_stream_text(*text, "a channel or the client name");
     aeron_archive_context_t *ctx = nullptr;
     if (aeron_archive_context_init(&ctx) < 0) throw_aeron_error("aeron_archive_context_init");
@@ -40,9 +53,12 @@ aeron_archive_context_t *new_archive_context(const ClientState &client, const Co
         (options.control_sparse >= 0 &&
          aeron_archive_context_set_control_term_buffer_sparse(ctx, options.control_sparse != 0) < 0) ||
         (options.message_retry_attempts != 0 &&
-         aeron_archive_context_set_message_retry_attempts(ctx, options.message_retry_attempts) < 0)) {
+         aeron_archive_context_set_message_retry_attempts(ctx, options.message_retry_attempts) < 0) ||
+        !set_idle_strategy(ctx, options, idle_state)) {
         AeronCallError error(std::string("aeron_archive_context_set: ") + aeron_errmsg(), aeron_errcode());
         aeron_archive_context_close(ctx);
+        aeron_free(*idle_state);
+        *idle_state = nullptr;
         throw error;
     }
     return ctx;
@@ -61,6 +77,8 @@ void ArchiveState::close() noexcept {
     archive = nullptr;
     if (context != nullptr) aeron_archive_context_close(context);  // after the archive: it borrows from it
     context = nullptr;
+    aeron_free(idle_state);  // after the context, which borrows it
+    idle_state = nullptr;
 }
 
 void ReplayMergeState::close_locked() noexcept {

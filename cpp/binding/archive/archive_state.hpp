@@ -16,6 +16,8 @@
 #include <optional>
 
 extern "C" {
+#include "aeron_agent.h"  // aeron_idle_strategy_load
+#include "aeron_alloc.h"
 #include "aeron_archive.h"
 }
 
@@ -58,6 +60,7 @@ struct ArchiveState : ClientDependent {
     std::vector<Signal> signals;
     std::vector<std::pair<int, std::string>> errors;
     size_t lost_signals = 0;
+    void *idle_state = nullptr;  // the context's loaded idle strategy: freed after the context
 
     // Runs `call(archive)` with the GIL released and the mutex held (GIL held on entry);
     // AeronError for a closed archive or client, and from aeron_errcode/errmsg when it returns < 0.
@@ -114,6 +117,11 @@ struct ConnectOptions {
     uint32_t control_mtu_length = 0;
     int control_sparse = -1;
     uint32_t message_retry_attempts = 0;
+    // The idle strategy the blocking calls wait with (aeron_idle_strategy_load's names: "sleeping",
+    // "yield", "backoff", "noop", "spin") and its arguments; empty: Aeron's default ("backoff", or
+    // the AERON_ARCHIVE_IDLE_STRATEGY environment variable).
+    std::string idle_strategy;
+    std::string idle_args;
 };
 
 // ValueError when `value` holds a NUL (C would cut the string there).
@@ -121,8 +129,41 @@ void check_stream_text(const std::string &value, const char *what);
 
 // A new aeron_archive_context_t over `client` (open, with its own conductor thread: else
 // ValueError) set from `options` (recording events only when its channel is given); the
-// caller closes it. Throws AeronError, with nothing left allocated, when a setting is refused.
-aeron_archive_context_t *new_archive_context(const ClientState &client, const ConnectOptions &options);
+// caller closes it, then frees `*idle_state` (aeron_free: the loaded idle strategy's state,
+// which the context borrows; null when Aeron's default is used). Throws AeronError, with
+// nothing left allocated, when a setting is refused.
+aeron_archive_context_t *new_archive_context(const ClientState &client, const ConnectOptions &options,
+                                             void **idle_state);
+
+// Credentials for an Archive that authenticates: what connect sends, and the callable that
+// answers a challenge (credentials.cpp). Lives on the connecting thread's stack for the
+// duration of aeron_archive_connect, the only call that uses them.
+struct Credentials {
+    std::string encoded;
+    py::object on_challenge;  // (bytes) -> bytes, called with the GIL taken; None: no answer
+    std::string answer;
+    aeron_archive_encoded_credentials_t request{}, response{};
+    std::unique_ptr<py::error_already_set> raised;  // what on_challenge raised: re-raised after connect
+};
+// aeron_archive_context_set_credentials_supplier over `credentials`; AeronError when refused.
+void set_credentials(aeron_archive_context_t *ctx, Credentials &credentials);
+
+// _aeron.archive.Archive's replication calls and the error responses (replication.cpp).
+namespace replication {
+struct Params {
+    int64_t dst_recording_id, stop_position;
+    std::string live_destination, replication_channel, src_response_channel;
+    int64_t channel_tag_id, subscription_tag_id;
+    int32_t file_io_max_length, replication_session_id;
+    std::optional<std::string> credentials;
+};
+int64_t replicate(ArchiveState &state, int64_t src_recording_id, int32_t src_control_stream_id,
+                  const std::string &src_control_channel, const Params &params);
+void stop(ArchiveState &state, int64_t replication_id);
+bool try_stop(ArchiveState &state, int64_t replication_id);
+// aeron_archive_poll_for_error_response: the Archive's error text, or nullopt when none waits.
+std::optional<std::string> poll_error_response(ArchiveState &state);
+}  // namespace replication
 
 // A persistent subscription's settings (aeron_archive_persistent_subscription_context_t).
 struct PersistentOptions {

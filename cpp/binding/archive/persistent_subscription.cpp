@@ -27,6 +27,7 @@ struct ListenerEvent {
 struct PersistentState : ClientDependent {
     std::shared_ptr<ClientState> client;
     aeron_archive_context_t *archive_context = nullptr;  // ours; the subscription connects with it
+    void *idle_state = nullptr;  // archive_context's loaded idle strategy: freed after it
     aeron_archive_persistent_subscription_t *subscription = nullptr;
     // The subscription's context (owned by it): its state counters, allocated at create.
     aeron_archive_persistent_subscription_context_t *context = nullptr;
@@ -43,6 +44,8 @@ struct PersistentState : ClientDependent {
         context = nullptr;
         if (archive_context != nullptr) aeron_archive_context_close(archive_context);  // after: it borrows from it
         archive_context = nullptr;
+        aeron_free(idle_state);
+        idle_state = nullptr;
     }
 };
 
@@ -191,7 +194,7 @@ py::object make_persistent_subscription(py::handle client, const PersistentOptio
     state->client = client_state_of(client);
     check_stream_text(options.live_channel, "live_channel");
     check_stream_text(options.replay_channel, "replay_channel");
-    state->archive_context = new_archive_context(*state->client, options.connect);
+    state->archive_context = new_archive_context(*state->client, options.connect, &state->idle_state);
     aeron_archive_persistent_subscription_context_t *ctx = nullptr;
     if (aeron_archive_persistent_subscription_context_init(&ctx) < 0)
         throw_aeron_error("aeron_archive_persistent_subscription_context_init");

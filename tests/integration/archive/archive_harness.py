@@ -28,7 +28,8 @@ class JavaArchive:
     """A running Java Archive on ``driver_dir``, answering on ``control_channel``."""
 
     def __init__(self, driver_dir: str, archive_dir: Path, archive_id: int = 7,
-                 recording_events: tuple[str, int] | None = None) -> None:
+                 recording_events: tuple[str, int] | None = None,
+                 extra_properties: dict[str, str] | None = None) -> None:
         self.driver_dir = driver_dir
         self.archive_dir = archive_dir
         self.archive_id = archive_id
@@ -50,6 +51,7 @@ class JavaArchive:
             properties.update({"aeron.archive.recording.events.enabled": "true",
                                "aeron.archive.recording.events.channel": recording_events[0],
                                "aeron.archive.recording.events.stream.id": str(recording_events[1])})
+        properties.update(extra_properties or {})  # e.g. an authenticator supplier
         self.command = ["java", *JVM_FLAGS, "-Xmx256m", *(f"-D{k}={v}" for k, v in properties.items()),
                         "-cp", str(build_jar()), "io.aeron.archive.Archive"]
         self.process = JavaProcess(self.command, stop_timeout=10.0, env=java_env())
@@ -82,11 +84,12 @@ def connect(aeron: object, archive: JavaArchive, timeout: float = START_TIMEOUT_
 
 
 @contextlib.contextmanager
-def running_archive(driver_dir: str, archive_dir: Path,
-                    recording_events: tuple[str, int] | None = None) -> Iterator[JavaArchive]:
+def running_archive(driver_dir: str, archive_dir: Path, recording_events: tuple[str, int] | None = None, *,
+                    archive_id: int = 7, extra_properties: dict[str, str] | None = None) -> Iterator[JavaArchive]:
     """A Java Archive on ``driver_dir``, stopped (and its files removed) at the end;
-    ``recording_events``: the (channel, stream id) it publishes its recording events on."""
-    archive = JavaArchive(driver_dir, archive_dir, recording_events=recording_events).start()
+    ``recording_events``: the (channel, stream id) it publishes its recording events on;
+    ``extra_properties``: more ``-D`` settings of the Archive."""
+    archive = JavaArchive(driver_dir, archive_dir, archive_id, recording_events, extra_properties).start()
     try:
         yield archive
     finally:

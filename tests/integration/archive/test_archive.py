@@ -421,3 +421,38 @@ def test_a_connection_with_its_own_control_stream_settings_works(aeron: Aeron, j
                       ({"message_retry_attempts": 0}, "message_retry_attempts must be")]:
         with pytest.raises(ValueError, match=says):
             AeronArchive.connect(aeron, control_channel=java_archive.control_channel, **bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kind", ["concurrent", "exclusive"])
+def test_stop_recording_publication_stops_its_recording(archive: AeronArchive, aeron: Aeron, kind: str) -> None:
+    stream_id = next(_streams)
+    pub = archive.add_recorded_publication(IPC, stream_id, exclusive=kind == "exclusive")
+    positions = publish(pub, 10, b"pub")
+    recording_id = recording_of(archive, "ipc", stream_id, pub.session_id)
+    wait_until(lambda: archive.recording_position(recording_id) == positions[-1], what="the recording to catch up")
+    archive.stop_recording_publication(pub)
+    wait_until(lambda: archive.recording_position(recording_id) == -1, what="the recording to stop")
+    assert archive.stop_position(recording_id) == positions[-1]
+    assert not pub.is_closed  # the publication itself lives on
+    with pytest.raises(UnknownSubscriptionError):
+        archive.stop_recording_publication(pub)  # nothing records it any more
+    with pytest.raises(TypeError, match="must be an aeron_py Publication"):
+        archive.stop_recording_publication("aeron:ipc")  # type: ignore[arg-type]
+    pub.close()
+
+
+@pytest.mark.parametrize("idle_strategy", ["sleeping:1ms", "yield", "backoff", "noop"])
+def test_an_idle_strategy_of_aerons_waits_for_the_answers(aeron: Aeron, java_archive: JavaArchive,
+                                                          idle_strategy: str) -> None:
+    with connect(aeron, java_archive, idle_strategy=idle_strategy) as tuned:  # type: ignore[attr-defined]
+        assert tuned.archive_id == java_archive.archive_id
+        assert isinstance(tuned.list_recordings(), list)
+
+
+def test_idle_strategy_names_and_arguments_are_checked(aeron: Aeron, java_archive: JavaArchive) -> None:
+    with pytest.raises(ValueError, match="idle_strategy must be one of sleeping, yield"):
+        AeronArchive.connect(aeron, control_channel=java_archive.control_channel, idle_strategy="busy")
+    with pytest.raises(TypeError, match="idle_strategy must be a str"):
+        AeronArchive.connect(aeron, control_channel=java_archive.control_channel, idle_strategy=3)  # type: ignore[arg-type]
+    with pytest.raises(AeronError, match="aeron_archive_context_set"):
+        AeronArchive.connect(aeron, control_channel=java_archive.control_channel, idle_strategy="sleeping:never")

@@ -80,7 +80,10 @@ def test_calls_after_close_raise_and_close_is_idempotent(aeron: Aeron, driver: M
                      lambda: archive.purge_segments(0, 0), lambda: archive.attach_segments(0),
                      lambda: archive.migrate_segments(0, 1), lambda: archive.update_channel(0, IPC),
                      lambda: archive.try_stop_recording_channel(IPC, 1), lambda: archive.recording_of_counter(0),
-                     lambda: archive.counter_source_identity(0), lambda: archive.counter_is_active(0, 0)):
+                     lambda: archive.counter_source_identity(0), lambda: archive.counter_is_active(0, 0),
+                     lambda: archive.replicate(0, java.control_channel), lambda: archive.stop_replication(0),
+                     lambda: archive.try_stop_replication(0), lambda: archive.poll_error_response(),
+                     lambda: archive.check_error_response()):
             with pytest.raises(ArchiveClosedError, match="closed"):
                 call()
 
