@@ -12,6 +12,9 @@ the GIL released; here it waits on a worker thread (``asyncio.to_thread``), so t
 running. Requests take turns on the connection. A cancelled request still completes on its
 thread, bounded by the message timeout; the cancellation is what the awaiting task sees.
 Recording signals are handed to the loop (``on_recording_signal`` runs there).
+
+:class:`PersistentSubscription` (from :mod:`aeron_py.asyncio.persistent`) is the asyncio face
+of :class:`aeron_py.archive.PersistentSubscription`: ``await sub.receive()``, ``async for``.
 """
 from __future__ import annotations
 
@@ -24,10 +27,13 @@ from ..archive import RecordingDescriptor, RecordingSignalEvent, RecordingSubscr
 from ..archive.settings import DEFAULT_RECORDING_EVENTS_CHANNEL, DEFAULT_RECORDING_EVENTS_STREAM_ID
 from ..archive.recording_events import RecordingEvent, decode_recording_event
 from ..errors import ClientClosedError
+from ..publication import Publication as SyncPublication
 from .client import Aeron
+from .publication import Publication
+from .persistent import PersistentSubscription, PersistentSubscriptionFailedError
 from .subscription import ImageEvents, Subscription
 
-__all__ = ["AeronArchive", "RecordingEvents"]
+__all__ = ["AeronArchive", "PersistentSubscription", "PersistentSubscriptionFailedError", "RecordingEvents"]
 T = TypeVar("T")
 
 
@@ -143,6 +149,29 @@ class AeronArchive:
 
     async def poll_recording_signals(self) -> list[RecordingSignalEvent]:
         return await self._run(self.sync.poll_recording_signals)
+
+    async def stop_recording_publication(self, publication: Publication | SyncPublication) -> None:
+        """See :meth:`aeron_py.archive.AeronArchive.stop_recording_publication` (an asyncio or a sync publication)."""
+        sync = publication.sync if isinstance(publication, Publication) else publication
+        await self._run(self.sync.stop_recording_publication, sync)
+
+    async def replicate(self, src_recording_id: int, src_control_channel: object, src_control_stream_id: int = 10,
+                        **options: Any) -> int:
+        """See :meth:`aeron_py.archive.AeronArchive.replicate` (the same options)."""
+        return await self._run(self.sync.replicate, src_recording_id, src_control_channel, src_control_stream_id,
+                               **options)
+
+    async def stop_replication(self, replication_id: int) -> None:
+        await self._run(self.sync.stop_replication, replication_id)
+
+    async def try_stop_replication(self, replication_id: int) -> bool:
+        return await self._run(self.sync.try_stop_replication, replication_id)
+
+    async def poll_error_response(self) -> str | None:
+        return await self._run(self.sync.poll_error_response)
+
+    async def check_error_response(self) -> None:
+        await self._run(self.sync.check_error_response)
 
     def close(self) -> None:
         """Close the connection (waits for a request in progress, bounded by the message timeout)."""

@@ -230,6 +230,8 @@ class Subscription:
             self._raise_if_closed()
             if self._poll_here():  # a message already there costs no wake-up
                 continue
+            if self._error is not None:  # that poll failed and ended the subscription: raise, never wait
+                continue
             waiter = self._loop.create_future()
             self._waiters.append(waiter)
             self._waker.want(self)

@@ -9,7 +9,7 @@ import random
 import pytest
 
 import aeron_py.asyncio as aio
-from aeron_py import Aeron, ClientClosedError
+from aeron_py import Aeron, AeronError, ClientClosedError
 from aio_helpers import wait_for_condition
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
@@ -161,6 +161,16 @@ async def test_client_close_while_receiving_raises(driver: object, channel: tupl
     finally:
         aeron.close()
     assert aeron.sync.is_closed
+
+
+async def test_a_receive_whose_own_poll_fails_raises_and_never_waits(driver: object, channel: tuple[str, int],
+                                                                    waker: str) -> None:
+    async with aio.Aeron(driver=driver, waker=waker) as aeron:  # type: ignore[arg-type]
+        sub = await aeron.add_subscription(*channel)
+        sub.sync.close()  # behind the asyncio subscription's back: its next poll raises
+        with pytest.raises(AeronError, match="closed"):
+            await asyncio.wait_for(sub.receive(), DEADLINE)
+        assert sub.is_closed
 
 
 async def test_dropped_client_lets_its_poller_thread_end(driver: object, channel: tuple[str, int]) -> None:
