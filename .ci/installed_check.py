@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 OPTIONAL = ("pyspark", "matplotlib", "tqdm")
@@ -90,11 +91,26 @@ def archive_replay(label: str) -> str:
     return "archive record + replay ok (client with no JDK on PATH)"
 
 
+def gil_after_import(free_threaded: bool, caught: list[warnings.WarningMessage]) -> str:
+    """On a free-threaded CPython: the import re-enabled the GIL, as it must while the extension
+    does not declare itself GIL-free (docs/safety.md, "Free-threaded Python"), and said so."""
+    if not free_threaded:
+        return ""
+    assert sys._is_gil_enabled(), "aeron_py._aeron is not declared GIL-free, yet the GIL stayed off"
+    said = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+    assert any("GIL" in text and "aeron_py._aeron" in text for text in said), said
+    return ", free-threaded CPython: the import enabled the GIL (with CPython's warning)"
+
+
 def main() -> int:
     if len(sys.argv) == 4 and sys.argv[1] == "--archive-client":
         return archive_client(sys.argv[2], sys.argv[3])
     label = sys.argv[1] if len(sys.argv) > 1 else "installed aeron_py"
-    import aeron_py
+    free_threaded = sys.version_info >= (3, 13) and not sys._is_gil_enabled()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        import aeron_py
+    gil = gil_after_import(free_threaded, caught)
     import aeron_py.echo.server  # noqa: F401  the server's modules: must not need an extra
     import aeron_py.echo.server.cli  # noqa: F401
 
@@ -140,7 +156,7 @@ def main() -> int:
         f"{label}: aeron_py {aeron_py.__version__} (Aeron {aeron_py.aeron_version()}) on Python "
         f"{sys.version.split()[0]} from {where}: UDP round trip ok, libsodium {crypto.libsodium_version()} ok, "
         f"archive client ok, {archive_replay(label)}, "
-        "echo server needs no extras"
+        f"echo server needs no extras{gil}"
     )
     return 0
 

@@ -85,6 +85,9 @@ void init_module(py::module_ &m) {
           "Gives a Python subclass its own descriptor of each fast method it inherits, so CPython specialises "
           "the calls (aeron_py calls it for its public classes at import).");
     m.attr("TRICKS") = py::bool_(tricks::on());
+    // Whether the tricks on CPython object layouts run (dead views' slices, recycled ints): TRICKS
+    // on a CPython whose layouts were checked (tricks.hpp); False on a free-threaded build.
+    m.attr("LAYOUT_TRICKS") = py::bool_(tricks::layouts_on());
     refuse_uninitialised(m);  // last: every class is registered by now
 }
 }  // namespace aeron_py

@@ -338,17 +338,17 @@ def test_zero_copy_view_and_its_slices_are_dead_after_the_handler():
         until(lambda: sub.poll(handler, 10, zero_copy=True) or kept, what="delivery")
         view, piece, derived, copy, readonly = kept
         dead = 0
-        # Without the tricks (AERON_PY_NO_TRICKS) the view is over a private copy: it dies,
+        # Without the layout tricks (AERON_PY_NO_TRICKS, or a CPython they were not checked on) the view is over a private copy: it dies,
         # its slices stay usable, and read only that copy.
-        for v in (view, piece, derived) if aeron_py._aeron.TRICKS else (view,):
+        for v in (view, piece, derived) if aeron_py._aeron.LAYOUT_TRICKS else (view,):
             for touch in (lambda: v.tobytes(), lambda: v[0], lambda: bytes(v), lambda: len(v)):
                 expect(ValueError, touch)
                 dead += 1
         print("DEAD", dead, copy, readonly, flush=True)
-        if not aeron_py._aeron.TRICKS:
+        if not aeron_py._aeron.LAYOUT_TRICKS:
             print("SLICES", bytes(piece), bytes(derived), flush=True)
     ''')
-    if _aeron.TRICKS:
+    if _aeron.LAYOUT_TRICKS:
         assert "DEAD 12 b'zero-copy payload' read-only" in lines
     else:
         assert "DEAD 4 b'zero-copy payload' read-only" in lines and "SLICES b'copy' b'zero'" in lines

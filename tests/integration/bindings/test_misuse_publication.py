@@ -86,10 +86,10 @@ def test_claim_views_and_commit_after_client_close():
         piece = view[2:4]
         aeron.close()  # aborts the pending claim before the log is unmapped
         expect(ValueError, lambda: view.__setitem__(0, 1), "released")
-        if aeron_py._aeron.TRICKS:
+        if aeron_py._aeron.LAYOUT_TRICKS:
             expect(ValueError, lambda: piece.__setitem__(0, 1), "released")
             expect(ValueError, lambda: bytes(piece), "released")
-        else:  # AERON_PY_NO_TRICKS: a slice of the staging copy, never of the (unmapped) log
+        else:  # no layout tricks (AERON_PY_NO_TRICKS, free-threaded or unchecked CPython): a slice of the staging copy, never of the (unmapped) log
             piece[0] = 1
             assert bytes(piece)[0] == 1
         expect(ValueError, lambda: claim.data, "ended")
@@ -130,12 +130,12 @@ def test_claim_slices_are_dead_after_commit_and_only_committed_bytes_arrive():
         alias = memoryview(view)
         cast = view.cast("B")
         claim.commit()
-        # Without the tricks (AERON_PY_NO_TRICKS) the view is over a staging copy, written to the
+        # Without the layout tricks (AERON_PY_NO_TRICKS, or a CPython they were not checked on) the view is over a staging copy, written to the
         # log by commit: it dies, its slices and casts stay usable but reach only that copy.
-        for v in (view, piece, alias, cast) if aeron_py._aeron.TRICKS else (view,):
+        for v in (view, piece, alias, cast) if aeron_py._aeron.LAYOUT_TRICKS else (view,):
             expect(ValueError, lambda: v.__setitem__(0, 0x7A), "released")
             expect(ValueError, lambda: v.tobytes(), "released")
-        if not aeron_py._aeron.TRICKS:
+        if not aeron_py._aeron.LAYOUT_TRICKS:
             for v in (piece, alias, cast):
                 v[0] = 0x7A
             assert piece.tobytes() == b"zBCD" and alias.tobytes() == b"zBCDEFGH"
