@@ -182,12 +182,29 @@ private:
 
 }  // namespace aeron_py::fast
 
+// A thread that takes the GIL back while the interpreter finalizes (a daemon thread in an idle
+// strategy or a blocking call at exit) is ended by CPython with pthread_exit, which unwinds its
+// stack as a "forced unwind". With libstdc++ a catch (...) receives it as abi::__forced_unwind
+// and must rethrow it, or the process aborts ("FATAL: exception not rethrown"). libc++abi runs
+// only the cleanups during a forced unwind, never a catch clause: nothing to do there.
+#if defined(__GLIBCXX__)
+#include <cxxabi.h>
+#define AERON_PY_RETHROW_FORCED_UNWIND \
+    catch (abi::__forced_unwind &) {   \
+        throw;                         \
+    }
+#else
+#define AERON_PY_RETHROW_FORCED_UNWIND
+#endif
+
 // Body guards of a fast function: any C++ exception becomes the Python exception the
 // registered translators make of it (AeronCallError -> AeronError, std::bad_alloc ->
-// MemoryError, ...). Nothing propagates into CPython's C frames.
+// MemoryError, ...). Nothing propagates into CPython's C frames, except the forced unwind
+// that ends a thread at interpreter exit (above), which CPython itself started.
 #define AERON_PY_FAST_BEGIN try {
 #define AERON_PY_FAST_END                        \
     }                                            \
+    AERON_PY_RETHROW_FORCED_UNWIND               \
     catch (...) {                                \
         pybind11::detail::try_translate_exceptions(); \
         return nullptr;                          \

@@ -207,6 +207,30 @@ def test_concurrent_poll_from_another_thread_raises_runtime_error():
 # that only a thread sanitizer would report, so no test can fail deterministically without
 # the fix.
 
+@pytest.mark.parametrize("strategy", ["SleepingIdleStrategy(1_000_000)", "BackoffIdleStrategy()"])
+def test_a_daemon_thread_idling_when_the_interpreter_exits_does_not_abort_it(strategy):
+    """A daemon poller thread that swallows every error keeps polling and idling while the
+    client, the driver and then the interpreter shut down. At exit CPython ends such a thread
+    when it takes the GIL back (a forced unwind, from pthread_exit); a catch-all in the
+    extension's fast calls swallowed it and the process aborted ("FATAL: exception not
+    rethrown"). The guard now lets it through (fastcall.hpp)."""
+    lines = run_child(f'''
+        idle = aeron_py.{strategy}
+        loops = [0]
+        def poller():
+            while True:
+                loops[0] += 1
+                try:
+                    idle.idle(sub.poll(lambda data, header: None, 10))
+                except Exception:  # closed client, closed subscription: keep going, as careless code does
+                    idle.idle(0)
+        threading.Thread(target=poller, daemon=True).start()
+        until(lambda: loops[0] > 100, what="the daemon thread at work")
+        print("POLLING", flush=True)
+    ''')
+    assert "POLLING" in lines
+
+
 def test_a_driver_close_waits_for_an_idle_in_flight_on_another_thread():
     """INVOKER mode: Driver.idle runs Aeron's idle strategy with the GIL released; a close from
     another thread meanwhile freed the strategy's state under it (use after free). Now the close
