@@ -23,9 +23,10 @@ class Broadcasts:
 
     def __init__(self, udp: Publication, cap: int, ipc: Publication | None = None) -> None:
         self._udp_out = Outbox(cap)
-        self._ipc_out = Outbox(cap) if ipc is not None else None
+        self._ipc_out: Outbox | None = None
         self._lanes: dict[bool, tuple[Publication, Outbox]] = {False: (udp, self._udp_out)}
-        if ipc is not None and self._ipc_out is not None:
+        if ipc is not None:
+            self._ipc_out = Outbox(cap)
             self._lanes[True] = (ipc, self._ipc_out)
 
     def __bool__(self) -> bool:

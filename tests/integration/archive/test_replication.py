@@ -101,13 +101,22 @@ def expected(count: int, start: int = 0) -> list[bytes]:
     return [b"rep-%d" % i for i in range(start, start + count)]
 
 
-def test_a_stopped_recording_replicates_byte_exact(sides: tuple[Side, Side]) -> None:
+def tags(tagged: bool) -> dict[str, int]:
+    """A tagged replication's tags (distinct per test: a tag names one replication channel)."""
+    if not tagged:
+        return {}
+    tag = next(_streams)
+    return {"channel_tag_id": 10_000 + tag, "subscription_tag_id": 20_000 + tag}
+
+
+@pytest.mark.parametrize("tagged", [False, True], ids=["plain", "tagged"])
+def test_a_stopped_recording_replicates_byte_exact(sides: tuple[Side, Side], tagged: bool) -> None:
     source, replica = sides
     subscription_id, src_id, pub = record(sides, next(_streams))
     positions = publish(pub, 200)
     wait_until(lambda: source.archive.recording_position(src_id) == positions[-1], what="the source to catch up")
     source.archive.stop_recording(subscription_id)
-    replication_id = replica.archive.replicate(src_id, source.java.control_channel)
+    replication_id = replica.archive.replicate(src_id, source.java.control_channel, **tags(tagged))
     assert replication_id >= 0
     dst_id = signal(replica, RecordingSignal.REPLICATE_END, "the replication's end").recording_id
     descriptor = replica.archive.recording(dst_id)
@@ -115,7 +124,7 @@ def test_a_stopped_recording_replicates_byte_exact(sides: tuple[Side, Side]) -> 
     assert replayed(replica, dst_id, 200) == expected(200)
 
 
-def test_a_tagged_replication_with_a_stop_position_copies_up_to_it(sides: tuple[Side, Side]) -> None:
+def test_a_replication_with_a_stop_position_copies_up_to_it(sides: tuple[Side, Side]) -> None:
     source, replica = sides
     subscription_id, src_id, pub = record(sides, next(_streams))
     positions = publish(pub, 50)
@@ -129,11 +138,13 @@ def test_a_tagged_replication_with_a_stop_position_copies_up_to_it(sides: tuple[
     assert replayed(replica, dst_id, 20) == expected(20)
 
 
-def test_a_live_recording_is_followed_and_a_stop_midway_leaves_a_usable_copy(sides: tuple[Side, Side]) -> None:
+@pytest.mark.parametrize("tagged", [False, True], ids=["plain", "tagged"])
+def test_a_live_recording_is_followed_and_a_stop_midway_leaves_a_usable_copy(sides: tuple[Side, Side],
+                                                                             tagged: bool) -> None:
     source, replica = sides
     subscription_id, src_id, pub = record(sides, next(_streams))
     first = publish(pub, 30)
-    replication_id = replica.archive.replicate(src_id, source.java.control_channel)
+    replication_id = replica.archive.replicate(src_id, source.java.control_channel, **tags(tagged))
     dst_id = signal(replica, RecordingSignal.EXTEND, "the replica to start following").recording_id
     second = publish(pub, 30, start=30)
     assert first[-1] < second[-1]
