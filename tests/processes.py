@@ -21,6 +21,7 @@ import shutil
 import signal
 import struct
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterable
@@ -226,6 +227,19 @@ class ChildProcess:
 
     def _describe(self) -> str:
         return f"{' '.join(self.command[-8:])!r}"
+
+
+def run_python_script(script: str, *args: str, timeout: float) -> list[str]:
+    """Run ``script`` in a fresh interpreter (``python -c``, then ``args``); assert it was not
+    killed by a signal, exited 0 and printed ``DONE`` last; return its stdout lines."""
+    with ChildProcess([sys.executable, "-c", script, *args], stop_timeout=10) as child:
+        code = child.wait(timeout)
+        output = child.output_tail(60)
+        lines = list(child.stdout_lines)
+    assert code >= 0, f"killed by signal {-code}\n{output}"
+    assert code == 0, f"exit code {code}\n{output}"
+    assert lines and lines[-1] == "DONE", output
+    return lines
 
 
 def run_process(args: Sequence[str], *, timeout: float, aeron_dirs: Iterable[StrPath] = (),

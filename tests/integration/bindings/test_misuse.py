@@ -20,7 +20,7 @@ import textwrap
 import pytest
 
 from aeron_py import _aeron
-from processes import CHILD_HELPERS, ChildProcess
+from processes import CHILD_HELPERS, run_python_script
 
 pytestmark = [pytest.mark.timeout(90), pytest.mark.integration]
 
@@ -46,14 +46,7 @@ def run_child(body: str, driver_options: str = "{}", client_options: str = "{}",
     """Run PRELUDE + body in a fresh interpreter; assert a clean exit; return its stdout lines."""
     script = (f"DRIVER_OPTIONS = {driver_options}\nCLIENT_OPTIONS = {client_options}\n" + PRELUDE
               + textwrap.dedent(body) + "\naeron.close()\ndriver.close()\nprint('DONE', flush=True)\n")
-    with ChildProcess([sys.executable, "-c", script], stop_timeout=10) as child:
-        code = child.wait(timeout)
-        output = child.output_tail(60)
-        lines = list(child.stdout_lines)
-    assert code >= 0, f"killed by signal {-code}\n{output}"
-    assert code == 0, f"exit code {code}\n{output}"
-    assert lines and lines[-1] == "DONE", output
-    return lines
+    return run_python_script(script, timeout=timeout)
 
 
 def test_aeron_close_inside_fragment_handler_is_deferred_until_the_poll_returns():

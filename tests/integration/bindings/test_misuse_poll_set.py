@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from processes import CHILD_HELPERS, ChildProcess
+from processes import CHILD_HELPERS, run_python_script
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.integration]
 
@@ -43,14 +43,7 @@ def run_child(body: str, close: bool = True, timeout: float = 90.0) -> list[str]
     """Run PRELUDE + body in a fresh interpreter; assert it exited cleanly; return its stdout."""
     ending = "\naeron.close()\ndriver.close()\n" if close else "\n"
     script = PRELUDE + textwrap.dedent(body) + ending + "print('DONE', flush=True)\n"
-    with ChildProcess([sys.executable, "-c", script], stop_timeout=10) as child:
-        code = child.wait(timeout)
-        output = child.output_tail(60)
-        lines = list(child.stdout_lines)
-    assert code >= 0, f"killed by signal {-code}\n{output}"
-    assert code == 0, f"exit code {code}\n{output}"
-    assert lines and lines[-1] == "DONE", output
-    return lines
+    return run_python_script(script, timeout=timeout)
 
 
 def test_closed_subscriptions_images_and_client_are_dropped_never_touched():

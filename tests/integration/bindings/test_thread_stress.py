@@ -11,12 +11,11 @@ is the free-threading stress test of docs/safety.md: on a GIL build it exercises
 with the GIL released; the sanitizer job runs it under ASan+UBSan."""
 from __future__ import annotations
 
-import sys
 import textwrap
 
 import pytest
 
-from processes import ChildProcess
+from processes import run_python_script
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
@@ -250,14 +249,7 @@ print("DONE", flush=True)
 
 def run(phases: str) -> list[str]:
     script = textwrap.dedent(CHILD) + phases
-    with ChildProcess([sys.executable, "-c", script, str(SECONDS)], stop_timeout=10) as child:
-        code = child.wait(150)
-        output = child.output_tail(60)
-        lines = list(child.stdout_lines)
-    assert code >= 0, f"killed by signal {-code}\n{output}"
-    assert code == 0, f"exit code {code}\n{output}"
-    assert lines and lines[-1] == "DONE", output
-    return lines
+    return run_python_script(script, str(SECONDS), timeout=150)
 
 
 def test_threads_at_once_lose_nothing_duplicate_nothing_and_survive_the_close() -> None:
