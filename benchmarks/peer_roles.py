@@ -18,7 +18,11 @@ Roles:
 - ``pong``: echo every message of the ping stream on the pong stream, from inside the
   fragment handler (as cpong does), until SIGINT or ``--max-seconds``.
 - ``ping``: one message in flight: offer 32 B, poll until the echo arrives, check it is
-  ours, record the round trip (``perf_counter_ns``); print a JSON summary.
+  ours, record the round trip (``perf_counter_ns``); print a JSON summary. ``--shape
+  first`` (the default) loops until ``poll`` returns a count; ``--shape counted`` hoists
+  ``offer = pub.offer`` and loops until the handler has counted the pong, and pyaeron's
+  pong copies its view with ``view.tobytes()`` before offering it (a user's loop as often
+  written; both shapes run in ``peers.py``).
 - ``paths``: nanoseconds per call of every path of the natural API (``peer_paths.py``).
 - ``paths-both``: the same for both libraries in one process, in turn.
 - ``drain``: subscriber handler throughput.  One exclusive IPC publication and one
@@ -49,6 +53,7 @@ LIBRARIES = ("aeron_py", "pyaeron")
 MSG_LEN = 32
 SETUP_TIMEOUT_S = 15.0
 SAMPLE_TIMEOUT_S = 10.0
+SHAPES = ("first", "counted")  # the ping/pong loop shapes (see ping_main)
 
 
 def _wait(predicate: Callable[[], bool], what: str) -> None:
@@ -144,6 +149,13 @@ def pong_main(args: argparse.Namespace) -> int:
             while pub.offer(data) < 0 and not stop.stopped:
                 pass
             echoed += 1
+    elif args.shape == "counted":
+        def handler(data: Any, header: Any) -> None:
+            nonlocal echoed
+            copy = data.tobytes()
+            while not pub.offer(copy) and not stop.stopped:
+                pass
+            echoed += 1
     else:
         def handler(data: Any, header: Any) -> None:
             nonlocal echoed
@@ -235,12 +247,89 @@ def _ping_pyaeron(pub: Any, sub: Any, idle: Callable[[int], None] | None, count:
     return rtts
 
 
+# The ``counted`` shape: ``offer = pub.offer`` hoisted out of the loop, then spin on
+# ``sub.poll(handler, limit)`` until the handler has counted the pong (the loop tests the
+# handler's count, not poll's result); pyaeron's pong copies its view with ``tobytes()``.
+
+
+def _ping_counted_aeron_py(pub: Any, sub: Any, idle: Callable[[int], None] | None, count: int, seq0: int,
+                           limit: int) -> list[int]:
+    clock = time.perf_counter_ns
+    pad = bytes(MSG_LEN - 8)
+    timeout_ns = int(SAMPLE_TIMEOUT_S * 1e9)
+    rtts = [0] * count
+    got: bytes | None = None
+    received = 0
+
+    def handler(data: bytes, header: Any) -> None:
+        nonlocal got, received
+        got = data
+        received += 1
+
+    offer = pub.offer
+    for i in range(count):
+        msg = (seq0 + i).to_bytes(8, "little") + pad
+        start = clock()
+        while offer(msg) < 0:
+            if clock() - start > timeout_ns:
+                raise harness.BenchError(f"ping {i}: offer not accepted for {SAMPLE_TIMEOUT_S}s")
+        spins = 0
+        while received == i:
+            if not sub.poll(handler, limit) and idle is not None:
+                idle(0)
+            spins += 1
+            if spins & 0xFFF == 0 and clock() - start > timeout_ns:
+                raise harness.BenchError(f"ping {i}: no pong within {SAMPLE_TIMEOUT_S}s")
+        rtts[i] = clock() - start
+        if got != msg:
+            raise harness.BenchError(f"ping {i}: the echo is not our message")
+    return rtts
+
+
+def _ping_counted_pyaeron(pub: Any, sub: Any, idle: Callable[[int], None] | None, count: int, seq0: int,
+                          limit: int) -> list[int]:
+    clock = time.perf_counter_ns
+    pad = bytes(MSG_LEN - 8)
+    timeout_ns = int(SAMPLE_TIMEOUT_S * 1e9)
+    rtts = [0] * count
+    got: bytes | None = None
+    received = 0
+
+    def handler(view: Any, header: Any) -> None:
+        nonlocal got, received
+        got = view.tobytes()  # the view is only valid during the call
+        received += 1
+
+    offer = pub.offer
+    for i in range(count):
+        msg = (seq0 + i).to_bytes(8, "little") + pad
+        start = clock()
+        while not offer(msg):
+            if clock() - start > timeout_ns:
+                raise harness.BenchError(f"ping {i}: offer not accepted for {SAMPLE_TIMEOUT_S}s")
+        spins = 0
+        while received == i:
+            if not sub.poll(handler, limit) and idle is not None:
+                idle(0)
+            spins += 1
+            if spins & 0xFFF == 0 and clock() - start > timeout_ns:
+                raise harness.BenchError(f"ping {i}: no pong within {SAMPLE_TIMEOUT_S}s")
+        rtts[i] = clock() - start
+        if got != msg:
+            raise harness.BenchError(f"ping {i}: the echo is not our message")
+    return rtts
+
+
+PING_LOOPS = {("aeron_py", "first"): _ping_aeron_py, ("pyaeron", "first"): _ping_pyaeron,
+              ("aeron_py", "counted"): _ping_counted_aeron_py, ("pyaeron", "counted"): _ping_counted_pyaeron}
+
+
 def ping_main(args: argparse.Namespace) -> int:
     peer = connect(args.library, args.dir, args.idle)
     sub = peer.subscription(args.channel, args.pong_stream)
     pub = peer.publication(args.channel, args.ping_stream)
     _wait(lambda: bool(sub.is_connected), "pong subscription not connected")
-    loop = _ping_aeron_py if args.library == "aeron_py" else _ping_pyaeron
+    loop = PING_LOOPS[args.library, args.shape]
     idle = None if peer.idle is None else peer.idle.idle
     started = time.monotonic()
     loop(pub, sub, idle, args.warmup, 0, args.fragment_limit)
@@ -368,6 +457,9 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         p.add_argument("--idle", choices=harness.IDLE_MODES, default="spin")
         p.add_argument("--fragment-limit", type=int, default=10)
         if role in ("ping", "pong"):
+            p.add_argument("--shape", choices=SHAPES, default="first",
+                           help="first: loop until poll returns > 0; counted: offer hoisted, loop until "
+                                "the handler counted the pong, pyaeron's pong copies its view")
             p.add_argument("--ping-stream", type=int, required=True)
             p.add_argument("--pong-stream", type=int, required=True)
         if role == "ping":

@@ -44,6 +44,7 @@ class Case:
     warmup: int
     samples: int
     starved: bool = False  # busy-spinning clients + a driver on the data path > cores
+    shape: str = "first"  # peers.py only: the ping/pong loop shape (peer_roles.SHAPES)
 
 
 def plan(quick: bool) -> list[Case]:

@@ -95,7 +95,7 @@ def _peer_rtt_panel(ax: Any, cases: list[dict[str, Any]]) -> None:
         for x, h in zip(xs, heights):
             ax.annotate(f"{h:.3g}", (x, h), ha="center", va="bottom", fontsize=7)
     ax.set_xticks(range(len(groups)))
-    ax.set_xticklabels([f"idle={c['idle']}\n{p}" for c, p in groups], fontsize=8)
+    ax.set_xticklabels([f"{c.get('label') or 'idle=' + c['idle']}\n{p}" for c, p in groups], fontsize=8)
     ax.set_yscale("log")
     ax.set_ylabel("round-trip time (µs, log scale)")
     ax.set_title(f"IPC ping/pong RTT, {cases[0]['msg_len'] if cases else '?'} B, one in flight")
