@@ -13,6 +13,7 @@ pytestmark = [pytest.mark.integration]
 BLOCKS = PortBlocks(29000, 29500, size=150)
 
 
+@pytest.mark.soak
 @pytest.mark.timeout(150)
 def test_churn_of_cleanly_closing_clients_never_fills_the_server() -> None:
     """50 clients connect, echo twice and close; 20 rounds back to back on 64 slots.

@@ -298,6 +298,7 @@ def test_ten_percent_loss_both_ways_loses_no_echo(key_file: Path, monkeypatch: p
         assert counters["dropped_bad_tag"] == 0 and counters["dropped_replay"] == 0, counters
 
 
+@pytest.mark.soak
 @pytest.mark.timeout(240)
 def test_a_thousand_secure_cycles_leave_no_key_behind(key_file: Path) -> None:
     """1,000 secure connect/echo/close cycles, 8 at a time from 127.0.0.2-9 on one client driver."""

@@ -98,6 +98,7 @@ def test_floods_of_large_terms_stay_within_the_budget_and_a_client_is_served() -
         assert all(allocated <= 256 << 10 for _, allocated in logs), logs
 
 
+@pytest.mark.soak
 def test_as_many_stock_clients_as_duologues_are_held_at_once_and_cost_what_they_wrote() -> None:
     """64 stock-term clients (the CLI's default --clients) from 22 addresses, three each (the
     default --max-per-ip), each keeping its initial publication as the reference client

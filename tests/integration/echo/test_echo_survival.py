@@ -133,6 +133,7 @@ def rest_after_a_client(server: ChildProcess, ports: Ports) -> dict[str, int]:
     return resources(server)
 
 
+@pytest.mark.soak
 def test_after_each_of_two_floods_the_server_is_at_rest_within_20_s(tmp_path: Path) -> None:
     """Issue 22's recovery bound on the server's defaults (quiet mode included): 40 sources
     flood HELLOs for 3 s, twice; each time fds, driver channels, image mappings and image log
@@ -179,6 +180,7 @@ def served_while(ports: Ports, flood: Callable[[threading.Event], FloodReport], 
     return reports, tries, served_during
 
 
+@pytest.mark.soak
 def test_a_client_is_served_while_a_flood_fills_every_place_and_every_image_slot(tmp_path: Path) -> None:
     """Issue 22: 80 sources flood HELLOs for 15 s at a server with 4 places, whose driver
     admits at most 72 images (2 x 4 + 64): the flood takes every place and every image
@@ -207,6 +209,7 @@ def forged_flood(ports: Ports, sources: list[str], seconds: float, started: thre
         return flood.run(seconds, on_start=started.set)
 
 
+@pytest.mark.soak
 def test_a_forged_flood_at_full_rate_twice_serves_clients_and_rests_within_20_s(tmp_path: Path) -> None:
     """Issue 22's flood proof, scaled: 20 addresses send forged HELLO frames (raw UDP, no
     flow control: as fast as this process can) for 8 s at a default server, twice, from new
@@ -240,6 +243,7 @@ def test_a_forged_flood_at_full_rate_twice_serves_clients_and_rests_within_20_s(
         assert server.stop() == 0
 
 
+@pytest.mark.soak
 def test_connect_echo_close_cycles_keep_memory_flat(tmp_path: Path) -> None:
     """25 connect/echo/close cycles after 5 warm-up ones: VmSize and RSS each grow
     < 3 MiB (the leak this guards against was ~395 KB of VmSize per cycle: ~9.6 MiB)."""
