@@ -7,8 +7,9 @@ message round-trips over UDP on loopback through an embedded driver, that the li
 libsodium gives a known answer (aeron_py.crypto), that the Archive client is linked in
 (aeron_py.archive: a connect with no Archive there times out, typed; and, where java and
 mvn are installed, a recording made and replayed against Aeron's Java Archive by a client
-process with no PATH, so no JDK on it), and that the Echo 2.0 server's modules
-and CLI need no optional dependency (the venv has none installed).
+process with no PATH, so no JDK on it), that the interpreter exits cleanly while daemon
+threads poll and idle in the extension, and that the Echo 2.0 server's modules and CLI need
+no optional dependency (the venv has none installed).
 """
 from __future__ import annotations
 
@@ -102,6 +103,46 @@ def gil_after_import(free_threaded: bool, caught: list[warnings.WarningMessage])
     return ", free-threaded CPython: the import enabled the GIL (with CPython's warning)"
 
 
+EXIT_SCRIPT = """
+import threading, time, aeron_py
+driver = aeron_py.MediaDriver()
+aeron = aeron_py.Aeron(driver=driver)
+sub = aeron.add_subscription("aeron:ipc", 7)
+try:
+    aeron.add_subscription("not a channel", 7)
+except aeron_py.AeronError:
+    print("RAISED", flush=True)
+loops = [0]
+def poller(idle):
+    while True:
+        loops[0] += 1
+        try:
+            idle.idle(sub.poll(lambda data, header: None, 10))
+        except Exception:
+            idle.idle(0)
+for idle in (aeron_py.SleepingIdleStrategy(1_000_000), aeron_py.BackoffIdleStrategy()):
+    threading.Thread(target=poller, args=(idle,), daemon=True).start()
+deadline = time.monotonic() + 10
+while loops[0] < 200 and time.monotonic() < deadline:
+    time.sleep(0.001)
+aeron.close()
+driver.close()
+print("DONE", flush=True)
+"""
+
+
+def exit_with_daemon_threads() -> str:
+    """An exception crosses the extension, then two daemon threads poll and idle while the
+    client, the driver and the interpreter shut down: CPython ends them with pthread_exit, a
+    forced unwind through the extension's frames (one unwinder, rethrown: fastcall.hpp,
+    .ci/wheels). Two runs, each must exit 0 (without those fixes every run crashed)."""
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", EXIT_SCRIPT], capture_output=True, text=True, timeout=60)
+        lines = done.stdout.split()
+        assert done.returncode == 0 and lines == ["RAISED", "DONE"], (done.returncode, done.stdout, done.stderr[-600:])
+    return "exit with polling daemon threads ok"
+
+
 def main() -> int:
     if len(sys.argv) == 4 and sys.argv[1] == "--archive-client":
         return archive_client(sys.argv[2], sys.argv[3])
@@ -155,7 +196,7 @@ def main() -> int:
     print(
         f"{label}: aeron_py {aeron_py.__version__} (Aeron {aeron_py.aeron_version()}) on Python "
         f"{sys.version.split()[0]} from {where}: UDP round trip ok, libsodium {crypto.libsodium_version()} ok, "
-        f"archive client ok, {archive_replay(label)}, "
+        f"archive client ok, {archive_replay(label)}, {exit_with_daemon_threads()}, "
         f"echo server needs no extras{gil}"
     )
     return 0

@@ -183,10 +183,14 @@ private:
 }  // namespace aeron_py::fast
 
 // A thread that takes the GIL back while the interpreter finalizes (a daemon thread in an idle
-// strategy or a blocking call at exit) is ended by CPython with pthread_exit, which unwinds its
-// stack as a "forced unwind". With libstdc++ a catch (...) receives it as abi::__forced_unwind
-// and must rethrow it, or the process aborts ("FATAL: exception not rethrown"). libc++abi runs
-// only the cleanups during a forced unwind, never a catch clause: nothing to do there.
+// strategy or a blocking call at exit) is ended by CPython 3.11-3.13 with pthread_exit, which
+// unwinds its stack as a "forced unwind". libstdc++ hands it to a catch (...) as
+// abi::__forced_unwind, which must be rethrown, or the process aborts ("FATAL: exception not
+// rethrown"). libc++abi (zig's, linked into the manylinux wheels) enters a catch (...) with it
+// as a foreign exception that can be neither swallowed (the same abort) nor rethrown (its
+// rethrow raises it anew, which no frame catches: terminate). So a fast function never takes
+// the GIL back inside AERON_PY_FAST_BEGIN/END, nor with a C++ object alive whose destructor
+// would run in that unwind: idle.cpp waits outside its guards.
 #if defined(__GLIBCXX__)
 #include <cxxabi.h>
 #define AERON_PY_RETHROW_FORCED_UNWIND \

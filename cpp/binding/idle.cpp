@@ -34,7 +34,9 @@ public:
     IdleStrategy(const IdleStrategy &) = delete;
     IdleStrategy &operator=(const IdleStrategy &) = delete;
 
-    // False with RuntimeError set when another thread is waiting in this strategy's idle.
+    // False with RuntimeError set when another thread is waiting in this strategy's idle. No C++
+    // object is alive and no handler is around the wait: taking the GIL back at interpreter
+    // exit may end this thread with a forced unwind (fastcall.hpp), which passes through here.
     bool idle(int work_count) {
         if (work_count > 0 || !may_wait_) {  // resets back-off state, or never waits: GIL held throughout
             if (waiting_.load(std::memory_order_acquire)) return refuse();
@@ -69,19 +71,26 @@ private:
     }
 };
 
-PyObject *fast_idle(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+// The strategy and the work count of an idle() call; nullptr with a Python error set.
+IdleStrategy *parse_idle(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, int &work) {
     AERON_PY_FAST_BEGIN
     static const char *const names[] = {"work_count"};
     fast::FastArgs<1> parsed("idle", names);
     if (!parsed.parse(args, nargs, kwnames, 0)) return nullptr;
     long work_count;
     if (!parsed.get_long(0, 0, work_count)) return nullptr;
-    IdleStrategy *strategy = fast::self_as<IdleStrategy>(self);
-    if (strategy == nullptr) return nullptr;
-    if (!strategy->idle(static_cast<int>(work_count > INT_MAX ? INT_MAX : (work_count < INT_MIN ? INT_MIN : work_count))))
-        return nullptr;
-    Py_RETURN_NONE;
+    work = static_cast<int>(work_count > INT_MAX ? INT_MAX : (work_count < INT_MIN ? INT_MIN : work_count));
+    return fast::self_as<IdleStrategy>(self);
     AERON_PY_FAST_END
+}
+
+// The wait runs outside the fast-call guards (fastcall.hpp: a forced unwind at interpreter exit
+// must meet no catch clause); IdleStrategy::idle throws nothing.
+PyObject *fast_idle(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    int work = 0;
+    IdleStrategy *strategy = parse_idle(self, args, nargs, kwnames, work);
+    if (strategy == nullptr || !strategy->idle(work)) return nullptr;
+    Py_RETURN_NONE;
 }
 
 PyMethodDef idle_def = {
