@@ -104,7 +104,7 @@ def gil_after_import(free_threaded: bool, caught: list[warnings.WarningMessage])
 
 
 EXIT_SCRIPT = """
-import threading, time, aeron_py
+import threading, time, aeron_py, aeron_py.crypto
 driver = aeron_py.MediaDriver()
 aeron = aeron_py.Aeron(driver=driver)
 sub = aeron.add_subscription("aeron:ipc", 7)
@@ -120,8 +120,14 @@ def poller(idle):
             idle.idle(sub.poll(lambda data, header: None, 10))
         except Exception:
             idle.idle(0)
+def hasher():
+    big = bytes(1 << 20)
+    while True:
+        aeron_py.crypto.sha256(big)
+        loops[0] += 1
 for idle in (aeron_py.SleepingIdleStrategy(1_000_000), aeron_py.BackoffIdleStrategy()):
     threading.Thread(target=poller, args=(idle,), daemon=True).start()
+threading.Thread(target=hasher, daemon=True).start()
 deadline = time.monotonic() + 10
 while loops[0] < 200 and time.monotonic() < deadline:
     time.sleep(0.001)
@@ -132,10 +138,11 @@ print("DONE", flush=True)
 
 
 def exit_with_daemon_threads() -> str:
-    """An exception crosses the extension, then two daemon threads poll and idle while the
-    client, the driver and the interpreter shut down: CPython ends them with pthread_exit, a
-    forced unwind through the extension's frames (one unwinder, rethrown: fastcall.hpp,
-    .ci/wheels). Two runs, each must exit 0 (without those fixes every run crashed)."""
+    """An exception crosses the extension, then two daemon threads poll and idle and a third
+    hashes (the GIL released) while the client, the driver and the interpreter shut down:
+    CPython ends a thread that takes the GIL back then with pthread_exit, a forced unwind; the
+    extension parks it (gil.hpp) with one unwinder (.ci/wheels). Two runs, each must exit 0
+    (without those fixes every run crashed)."""
     for _ in range(2):
         done = subprocess.run([sys.executable, "-c", EXIT_SCRIPT], capture_output=True, text=True, timeout=60)
         lines = done.stdout.split()

@@ -164,7 +164,7 @@ public:
         }
         int rc;
         {
-            py::gil_scoped_release release;  // aeron_init waits for the driver's CnC file
+            ReleasedGil released;  // aeron_init waits for the driver's CnC file
             rc = aeron_init(&state_->aeron, ctx);
         }
         if (rc < 0) {
@@ -175,7 +175,7 @@ public:
             throw error;
         }
         {
-            py::gil_scoped_release release;
+            ReleasedGil released;
             rc = aeron_start(state_->aeron);
         }
         if (rc < 0) {
@@ -262,7 +262,7 @@ public:
         // Counted like a poll: a close from another thread meanwhile waits until we are out.
         state_->polling++;
         {
-            py::gil_scoped_release release;
+            ReleasedGil released;
             aeron_main_idle_strategy(state_->aeron, work_count);
         }
         state_->polling--;
@@ -378,7 +378,7 @@ void init_client(py::module_ &m) {
     m.def(
         "is_driver_active",
         [](const std::string &dir, int64_t timeout_ms) {
-            py::gil_scoped_release release;
+            ReleasedGil released;
             // The C function calls its log function unconditionally: give it one that drops the text.
             return aeron_is_driver_active(dir.c_str(), timeout_ms, [](const char *) {});
         },

@@ -145,17 +145,9 @@ void on_publication_error_event(void *clientd, aeron_publication_error_values_t 
 bool ClientState::deliver_events(double timeout_s) {
     std::vector<ClientEvent> batch;
     bool open;
-    // Not py::gil_scoped_release: if the interpreter finalizes meanwhile, re-taking the GIL ends
-    // this (daemon) thread by unwinding it, which must not pass through a noexcept destructor.
     if (timeout_s > 0) {
-        PyThreadState *saved = PyEval_SaveThread();
-        try {
-            open = events.wait_and_take(timeout_s, batch);
-        } catch (...) {
-            PyEval_RestoreThread(saved);
-            throw;
-        }
-        PyEval_RestoreThread(saved);
+        ReleasedGil released;
+        open = events.wait_and_take(timeout_s, batch);
     } else {
         open = events.wait_and_take(0, batch);  // never blocks: the mutex is only held for a push
     }

@@ -59,7 +59,7 @@ public:
     Cnc(const std::string &dir, int64_t timeout_ms) : state_(std::make_shared<CncState>()) {
         int rc;
         {
-            py::gil_scoped_release release;
+            ReleasedGil released;
             rc = aeron_cnc_init(&state_->cnc, dir.c_str(), timeout_ms);
         }
         if (rc < 0) throw_aeron_error("aeron_cnc_init");

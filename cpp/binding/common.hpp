@@ -22,6 +22,7 @@ extern "C" {
 }
 
 #include "destination.hpp"  // AsyncDestination
+#include "gil.hpp"          // ReleasedGil: every wait without the GIL
 
 namespace py = pybind11;
 

@@ -12,6 +12,8 @@
 
 #include <sodium.h>
 
+#include "gil.hpp"
+
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -90,7 +92,7 @@ private:
 std::pair<py::bytes, py::bytes> x25519_keypair() {
     Output public_key(KEY_BYTES), secret_key(KEY_BYTES);
     {
-        py::gil_scoped_release release;
+        ReleasedGil released;
         crypto_box_keypair(public_key.data(), secret_key.data());  // crypto_box's keys are X25519's
     }
     return {public_key.take(), secret_key.take()};
@@ -103,7 +105,7 @@ py::bytes x25519(const py::buffer &secret_key, const py::buffer &public_key) {
     Output shared(KEY_BYTES);
     int rc;
     {
-        py::gil_scoped_release release;
+        ReleasedGil released;
         rc = crypto_scalarmult_curve25519(shared.data(), secret.data(), peer.data());
     }
     if (rc != 0)
@@ -144,7 +146,7 @@ py::bytes aead_encrypt(const Aead &aead, const py::buffer &key_, const py::buffe
                    plaintext.size());
     Output sealed(plaintext.size() + TAG_BYTES);
     {
-        py::gil_scoped_release release;
+        ReleasedGil released;
         aead.encrypt(sealed.data(), nullptr, plaintext.data(), plaintext.size(), ad.data(), ad.size(), nullptr,
                      nonce.data(), key.data());
     }
@@ -162,7 +164,7 @@ py::bytes aead_decrypt(const Aead &aead, const py::buffer &key_, const py::buffe
     Output opened(ciphertext.size() - TAG_BYTES);
     int rc;
     {
-        py::gil_scoped_release release;
+        ReleasedGil released;
         rc = aead.decrypt(opened.data(), nullptr, nullptr, ciphertext.data(), ciphertext.size(), ad.data(), ad.size(),
                           nonce.data(), key.data());
     }
@@ -177,7 +179,7 @@ py::bytes hmac_sha256(const py::buffer &key_, const py::buffer &data_) {
     const Copy key(key_), data(data_);
     Output mac(crypto_auth_hmacsha256_BYTES);
     {
-        py::gil_scoped_release release;
+        ReleasedGil released;
         crypto_auth_hmacsha256_state state;
         crypto_auth_hmacsha256_init(&state, key.data(), key.size());
         crypto_auth_hmacsha256_update(&state, data.data(), data.size());
@@ -190,7 +192,7 @@ py::bytes sha256(const py::buffer &data_) {
     const Copy data(data_);
     Output digest(crypto_hash_sha256_BYTES);
     {
-        py::gil_scoped_release release;
+        ReleasedGil released;
         crypto_hash_sha256(digest.data(), data.data(), data.size());
     }
     return digest.take();
@@ -200,7 +202,7 @@ py::bytes hkdf_sha256_extract(const py::buffer &salt_, const py::buffer &ikm_) {
     const Copy salt(salt_), ikm(ikm_);
     Output prk(crypto_kdf_hkdf_sha256_KEYBYTES);
     {
-        py::gil_scoped_release release;
+        ReleasedGil released;
         crypto_kdf_hkdf_sha256_extract(prk.data(), salt.data(), salt.size(), ikm.data(), ikm.size());
     }
     return prk.take();
@@ -215,7 +217,7 @@ py::bytes hkdf_sha256_expand(const py::buffer &prk_, const py::buffer &info_, lo
                               std::to_string(length));
     Output okm(static_cast<size_t>(length));
     {
-        py::gil_scoped_release release;
+        ReleasedGil released;
         crypto_kdf_hkdf_sha256_expand(okm.data(), static_cast<size_t>(length),
                                       reinterpret_cast<const char *>(info.data()), info.size(), prk.data());
     }
@@ -226,7 +228,7 @@ py::bytes random_bytes(long long n) {
     if (n < 0) throw py::value_error("random_bytes: n must be 0 or more bytes, not " + std::to_string(n));
     Output out(static_cast<size_t>(n));
     {
-        py::gil_scoped_release release;
+        ReleasedGil released;
         randombytes_buf(out.data(), static_cast<size_t>(n));
     }
     return out.take();

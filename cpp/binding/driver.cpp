@@ -125,7 +125,7 @@ public:
         }
         int rc;
         {
-            py::gil_scoped_release release;
+            ReleasedGil released;
             rc = aeron_driver_init(&driver_, ctx);
         }
         if (rc < 0) {
@@ -152,7 +152,7 @@ public:
             throw;
         }
         {
-            py::gil_scoped_release release;
+            ReleasedGil released;
             rc = aeron_driver_start(driver_, manual_main_loop);
         }
         if (rc < 0) {
@@ -179,7 +179,7 @@ public:
             throw std::runtime_error(
                 "Driver.idle: another thread is in this driver's idle right now (its idle strategy belongs to one "
                 "thread at a time)");
-        py::gil_scoped_release release;
+        ReleasedGil released;
         aeron_driver_main_idle_strategy(driver_, work_count);
         idle_->leave();  // before the GIL is taken back: a close waiting for us holds no GIL
     }
@@ -208,7 +208,7 @@ public:
         job_->secure = std::move(secure_);
         driver_ = nullptr;
         context_ = nullptr;
-        py::gil_scoped_release release;
+        ReleasedGil released;
         if (std::isnan(timeout_s) || timeout_s < 0) {
             job_->run();
             return true;

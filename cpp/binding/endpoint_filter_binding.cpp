@@ -108,7 +108,7 @@ public:
         }
         int rc;
         {
-            py::gil_scoped_release release;  // the publisher may wait (microseconds) for agents to leave the old table
+            ReleasedGil released;  // the publisher may wait (microseconds) for agents to leave the old table
             rc = aeron_py_endpoint_filter_publish(filter(), prefixes.data(), prefixes.size(), table.data(), table.size());
         }
         if (rc < 0) throw std::bad_alloc();
@@ -159,7 +159,7 @@ public:
         int rc;
         int error;
         {
-            py::gil_scoped_release release;
+            ReleasedGil released;
             rc = aeron_py_traffic_bell_wait(aeron_py_endpoint_filter_bell(keep->filter), seen, timeout_ns);
             error = errno;
         }

@@ -182,15 +182,13 @@ private:
 
 }  // namespace aeron_py::fast
 
-// A thread that takes the GIL back while the interpreter finalizes (a daemon thread in an idle
-// strategy or a blocking call at exit) is ended by CPython 3.11-3.13 with pthread_exit, which
-// unwinds its stack as a "forced unwind". libstdc++ hands it to a catch (...) as
-// abi::__forced_unwind, which must be rethrown, or the process aborts ("FATAL: exception not
-// rethrown"). libc++abi (zig's, linked into the manylinux wheels) enters a catch (...) with it
-// as a foreign exception that can be neither swallowed (the same abort) nor rethrown (its
-// rethrow raises it anew, which no frame catches: terminate). So a fast function never takes
-// the GIL back inside AERON_PY_FAST_BEGIN/END, nor with a C++ object alive whose destructor
-// would run in that unwind: idle.cpp waits outside its guards.
+// A thread that takes the GIL back while the interpreter finalizes (a daemon thread at exit) is
+// ended by CPython 3.11-3.13 with pthread_exit, which unwinds its stack as a "forced unwind".
+// libstdc++ hands it to a catch (...) as abi::__forced_unwind, which must be rethrown, or the
+// process aborts ("FATAL: exception not rethrown"). libc++abi (zig's, linked into the manylinux
+// wheels) enters a catch (...) with it as a foreign exception that can be neither swallowed nor
+// rethrown. So no fast function takes the GIL back but through gil.hpp, which parks the thread
+// before that unwind reaches a frame of ours; the rethrow below lets through any other.
 #if defined(__GLIBCXX__)
 #include <cxxabi.h>
 #define AERON_PY_RETHROW_FORCED_UNWIND \
@@ -203,8 +201,7 @@ private:
 
 // Body guards of a fast function: any C++ exception becomes the Python exception the
 // registered translators make of it (AeronCallError -> AeronError, std::bad_alloc ->
-// MemoryError, ...). Nothing propagates into CPython's C frames, except the forced unwind
-// that ends a thread at interpreter exit (above), which CPython itself started.
+// MemoryError, ...). Nothing propagates into CPython's C frames but a forced unwind (above).
 #define AERON_PY_FAST_BEGIN try {
 #define AERON_PY_FAST_END                        \
     }                                            \

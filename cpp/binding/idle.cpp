@@ -34,9 +34,9 @@ public:
     IdleStrategy(const IdleStrategy &) = delete;
     IdleStrategy &operator=(const IdleStrategy &) = delete;
 
-    // False with RuntimeError set when another thread is waiting in this strategy's idle. No C++
-    // object is alive and no handler is around the wait: taking the GIL back at interpreter
-    // exit may end this thread with a forced unwind (fastcall.hpp), which passes through here.
+    // False with RuntimeError set when another thread is waiting in this strategy's idle. The
+    // GIL comes back through ReleasedGil, which parks this thread for good if the interpreter
+    // ended it meanwhile (gil.hpp).
     bool idle(int work_count) {
         if (work_count > 0 || !may_wait_) {  // resets back-off state, or never waits: GIL held throughout
             if (waiting_.load(std::memory_order_acquire)) return refuse();
@@ -45,10 +45,11 @@ public:
         }
         bool expected = false;
         if (!waiting_.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) return refuse();
-        Py_BEGIN_ALLOW_THREADS
-        func_(state_, work_count);
-        waiting_.store(false, std::memory_order_release);
-        Py_END_ALLOW_THREADS
+        {
+            ReleasedGil released;
+            func_(state_, work_count);
+            waiting_.store(false, std::memory_order_release);
+        }
         return true;
     }
 
@@ -84,8 +85,7 @@ IdleStrategy *parse_idle(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     AERON_PY_FAST_END
 }
 
-// The wait runs outside the fast-call guards (fastcall.hpp: a forced unwind at interpreter exit
-// must meet no catch clause); IdleStrategy::idle throws nothing.
+// IdleStrategy::idle throws nothing: it runs outside the fast-call guards.
 PyObject *fast_idle(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     int work = 0;
     IdleStrategy *strategy = parse_idle(self, args, nargs, kwnames, work);

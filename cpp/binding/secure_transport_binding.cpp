@@ -86,7 +86,7 @@ public:
         int rc;
         int error;
         {
-            py::gil_scoped_release release;  // the publisher may wait (microseconds) for agents to leave the old table
+            ReleasedGil released;  // the publisher may wait (microseconds) for agents to leave the old table
             rc = aeron_py_secure_transport_add(secure(), role, port, stream_id, session_id, copy.bytes.data());
             error = errno;
         }
@@ -108,7 +108,7 @@ public:
         if (port <= 0 || port > 65535) throw py::value_error("a port must be in 1..65535, got " + std::to_string(port));
         int rc;
         {
-            py::gil_scoped_release release;
+            ReleasedGil released;
             rc = aeron_py_secure_transport_set_port(secure(), port, secured);
         }
         if (rc < 0) throw std::bad_alloc();
@@ -164,7 +164,7 @@ private:
         int rc;
         int error;
         {
-            py::gil_scoped_release release;
+            ReleasedGil released;
             rc = func(secure(), role, port, stream_id, session_id);
             error = errno;
         }

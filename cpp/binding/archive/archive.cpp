@@ -55,7 +55,7 @@ public:
     ArchiveState &state() { return *state_; }
 
     void close() {
-        py::gil_scoped_release release;  // waits for a call in progress on another thread
+        ReleasedGil released;  // waits for a call in progress on another thread
         state_->close();
     }
 
@@ -317,7 +317,7 @@ public:
         std::vector<std::pair<int, std::string>> errors;
         size_t lost = 0;
         {
-            py::gil_scoped_release release;
+            ReleasedGil released;
             std::lock_guard<std::mutex> lock(state_->mutex);
             signals.swap(state_->signals);
             errors.swap(state_->errors);
@@ -349,7 +349,7 @@ Archive connect(py::handle client, const ConnectOptions &options, Credentials *c
     int rc = 0;
     int64_t elapsed_ns = 0;
     {
-        py::gil_scoped_release release;
+        ReleasedGil released;
         std::lock_guard<std::mutex> lock(state->mutex);
         const int64_t started_ns = aeron_nano_clock();
         rc = aeron_archive_connect(&archive, ctx);  // copies ctx; waits up to the message timeout

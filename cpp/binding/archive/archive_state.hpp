@@ -70,7 +70,7 @@ struct ArchiveState : ClientDependent {
         bool was_closed = false;
         int rc = 0;
         {
-            py::gil_scoped_release release;
+            ReleasedGil released;
             std::lock_guard<std::mutex> lock(mutex);
             if (archive == nullptr) {
                 was_closed = true;

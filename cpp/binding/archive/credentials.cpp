@@ -25,7 +25,7 @@ aeron_archive_encoded_credentials_t *answer(aeron_archive_encoded_credentials_t 
     auto *credentials = static_cast<Credentials *>(clientd);
     credentials->answer.clear();
     try {
-        py::gil_scoped_acquire gil;
+        HeldGil gil;
         if (!credentials->on_challenge.is_none() && credentials->raised == nullptr) {
             py::bytes text(challenge->data != nullptr ? challenge->data : "", challenge->length);
             py::object reply = credentials->on_challenge(text);
@@ -37,7 +37,7 @@ aeron_archive_encoded_credentials_t *answer(aeron_archive_encoded_credentials_t 
     } catch (py::error_already_set &error) {
         credentials->raised = std::make_unique<py::error_already_set>(std::move(error));
     } catch (const std::exception &error) {  // type_error above, or out of memory
-        py::gil_scoped_acquire gil;
+        HeldGil gil;
         PyErr_SetString(PyExc_TypeError, error.what());
         credentials->raised = std::make_unique<py::error_already_set>();
     }

@@ -43,7 +43,7 @@ public:
     }
 
     bool is_closed() {
-        py::gil_scoped_release release;
+        ReleasedGil released;
         std::lock_guard<std::mutex> lock(state_->archive->mutex);
         return state_->merge == nullptr;
     }
@@ -52,7 +52,7 @@ public:
     // go of the subscription. Idempotent.
     void close() {
         {
-            py::gil_scoped_release release;
+            ReleasedGil released;
             std::lock_guard<std::mutex> lock(state_->archive->mutex);
             state_->close_locked();
         }
@@ -67,7 +67,7 @@ private:
         bool was_closed = false;
         int rc = 0;
         {
-            py::gil_scoped_release release;
+            ReleasedGil released;
             std::lock_guard<std::mutex> lock(state_->archive->mutex);
             // `closed` is atomic: written under the GIL, which this thread does not hold now.
             // (No deterministic test: a data race, benign on x86, only a thread sanitizer sees.)
@@ -109,7 +109,7 @@ py::object make_replay_merge(const std::shared_ptr<ArchiveState> &archive, py::h
     int rc = 0;
     bool was_closed = false;
     {
-        py::gil_scoped_release release;
+        ReleasedGil released;
         std::lock_guard<std::mutex> lock(archive->mutex);
         if (archive->archive == nullptr) {
             was_closed = true;

@@ -224,6 +224,41 @@ def test_a_daemon_thread_idling_when_the_interpreter_exits_does_not_abort_it(str
     assert "POLLING" in lines
 
 
+WAITING_CALLS = {
+    "hashing": "crypto.sha256(big)",  # libsodium on a buffer, GIL released
+    "probing the driver": "aeron_py.driver_active(driver.dir, timeout=0.05)",  # aeron_is_driver_active
+    "a client connecting": "Aeron(driver=driver).close()",  # aeron_init, aeron_start, then a close
+}
+
+
+@pytest.mark.parametrize("call", sorted(WAITING_CALLS))
+def test_a_daemon_thread_inside_a_call_without_the_gil_at_exit_does_not_abort_it(call):
+    """Daemon threads loop on a call that releases the GIL while the interpreter exits. CPython
+    ends a thread that takes the GIL back then with pthread_exit, a forced unwind; taken back in
+    pybind11's gil_scoped_release destructor, it aborted the process ("terminate called without
+    an active exception"; the wheels: "uncaught foreign exception"). The GIL now comes back
+    through gil.hpp, which parks such a thread until the process exits. Three runs: the race
+    aborted two of three before."""
+    for _ in range(3):
+        lines = run_child(f'''
+            from aeron_py import crypto
+            big = bytes(1 << 20)
+            loops = [0]
+            def worker():
+                while True:
+                    try:
+                        {WAITING_CALLS[call]}
+                    except Exception:  # the driver closing under it: keep going, as careless code does
+                        pass
+                    loops[0] += 1
+            for _ in range(2):
+                threading.Thread(target=worker, daemon=True).start()
+            until(lambda: loops[0] > 4, what="the daemon threads at work")
+            print("WORKING", flush=True)
+        ''')
+        assert "WORKING" in lines and "DONE" in lines
+
+
 def test_a_driver_close_waits_for_an_idle_in_flight_on_another_thread():
     """INVOKER mode: Driver.idle runs Aeron's idle strategy with the GIL released; a close from
     another thread meanwhile freed the strategy's state under it (use after free). Now the close
