@@ -24,8 +24,8 @@ aeron_archive_encoded_credentials_t *supply(void *clientd) {
 aeron_archive_encoded_credentials_t *answer(aeron_archive_encoded_credentials_t *challenge, void *clientd) {
     auto *credentials = static_cast<Credentials *>(clientd);
     credentials->answer.clear();
+    HeldGil gil;  // outside the handlers below: taking it may park this thread at exit (gil.hpp)
     try {
-        HeldGil gil;
         if (!credentials->on_challenge.is_none() && credentials->raised == nullptr) {
             py::bytes text(challenge->data != nullptr ? challenge->data : "", challenge->length);
             py::object reply = credentials->on_challenge(text);
@@ -35,11 +35,17 @@ aeron_archive_encoded_credentials_t *answer(aeron_archive_encoded_credentials_t 
             credentials->answer = reply.cast<std::string>();
         }
     } catch (py::error_already_set &error) {
-        credentials->raised = std::make_unique<py::error_already_set>(std::move(error));
+        try {
+            credentials->raised = std::make_unique<py::error_already_set>(std::move(error));
+        } catch (...) {  // out of memory: the Archive's rejection is what the connect reports
+        }
     } catch (const std::exception &error) {  // type_error above, or out of memory
-        HeldGil gil;
         PyErr_SetString(PyExc_TypeError, error.what());
-        credentials->raised = std::make_unique<py::error_already_set>();
+        try {
+            credentials->raised = std::make_unique<py::error_already_set>();
+        } catch (...) {
+            PyErr_Clear();
+        }
     }
     return point_at(credentials->response, credentials->answer);
 }
