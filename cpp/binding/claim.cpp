@@ -1,6 +1,7 @@
 // BufferClaim and ClaimOwner (claim.hpp): aeron_buffer_claim_commit / _abort behind a
 // memoryview that dies with the claim. commit/abort/data are raw fast methods.
 #include "claim.hpp"
+#include "guarded_class.hpp"
 
 #include "dead_view.hpp"
 #include "fastcall.hpp"
@@ -131,11 +132,13 @@ void ClaimOwner::end_all(ClaimState why) noexcept {
 
 BufferClaim::BufferClaim(ClaimOwner *owner, py::object publication, const aeron_buffer_claim_t &claim,
                          int64_t position)
-    : owner_(owner), publication_(std::move(publication)), claim_(claim), position_(position) {
+    : owner_(owner), lock_(py::reinterpret_borrow<py::object>(owner->lock())), publication_(std::move(publication)),
+      claim_(claim), position_(position) {
     owner_->add(this);
 }
 
 BufferClaim::~BufferClaim() {
+    Section section(lock_.ptr());
     if (state_ == ClaimState::pending) {
         aeron_buffer_claim_abort(&claim_);  // abandoned: the log must not stay blocked
         state_ = ClaimState::aborted;
@@ -274,21 +277,27 @@ namespace {
 PyObject *fast_commit(PyObject *self, PyObject *) {
     AERON_PY_FAST_BEGIN
     BufferClaim *claim = fast::self_as<BufferClaim>(self);
-    return claim == nullptr ? nullptr : claim->commit(self);
+    if (claim == nullptr) return nullptr;
+    Section section(section_lock(*claim));
+    return claim->commit(self);
     AERON_PY_FAST_END
 }
 
 PyObject *fast_abort(PyObject *self, PyObject *) {
     AERON_PY_FAST_BEGIN
     BufferClaim *claim = fast::self_as<BufferClaim>(self);
-    return claim == nullptr ? nullptr : claim->abort(self);
+    if (claim == nullptr) return nullptr;
+    Section section(section_lock(*claim));
+    return claim->abort(self);
     AERON_PY_FAST_END
 }
 
 PyObject *get_data(PyObject *self, void *) {
     AERON_PY_FAST_BEGIN
     BufferClaim *claim = fast::self_as<BufferClaim>(self);
-    return claim == nullptr ? nullptr : claim->data();
+    if (claim == nullptr) return nullptr;
+    Section section(section_lock(*claim));
+    return claim->data();
     AERON_PY_FAST_END
 }
 
@@ -317,7 +326,7 @@ const char *state_name(ClaimState state) {
 }  // namespace
 
 void init_claim(py::module_ &m) {
-    auto cls = py::class_<BufferClaim>(m, "BufferClaim", "aeron_buffer_claim_t: a writable window of the log.")
+    auto cls = guarded_class<BufferClaim>(m, "BufferClaim", "aeron_buffer_claim_t: a writable window of the log.")
                    .def_property_readonly("length", &BufferClaim::length, "Claimed bytes.")
                    .def_property_readonly("position", &BufferClaim::position,
                                           "The stream position after this message (try_claim's result).")
@@ -327,9 +336,9 @@ void init_claim(py::module_ &m) {
                    .def_property_readonly(
                        "state", [](const BufferClaim &c) { return state_name(c.state()); },
                        "'pending', 'committed', 'aborted', 'publication_closed' or 'client_closed'.");
-    fast::add_method(cls, &commit_def);
-    fast::add_method(cls, &abort_def);
-    instance::add_getter(cls, &data_def);
+    fast::add_method(cls.unlocked(), &commit_def);
+    fast::add_method(cls.unlocked(), &abort_def);
+    instance::add_getter(cls.unlocked(), &data_def);
 }
 
 }  // namespace aeron_py

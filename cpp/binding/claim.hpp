@@ -48,6 +48,7 @@ public:
     // reference), else nullptr. Throws (nothing changed) only when out of memory.
     void keep_claim(PyObject *claim) noexcept;
     PyObject *reuse_claim(const py::object &publication, const aeron_buffer_claim_t &claim, int64_t position);
+    PyObject *lock() const { return client_->lock.ptr(); }  // the client's Section lock
 
 private:
     struct Hook : ClientDependent {
@@ -85,6 +86,7 @@ public:
     ClaimState state() const { return state_; }
     size_t length() const { return claim_.length; }
     int64_t position() const { return position_; }
+    friend PyObject *section_lock(const BufferClaim &claim) { return claim.lock_.ptr(); }
 
 private:
     PyObject *finish(bool commit, PyObject *self);
@@ -93,6 +95,7 @@ private:
     void copy_in_staging() noexcept;  // AERON_PY_NO_TRICKS: the staging copy into the log
 
     ClaimOwner *owner_;
+    py::object lock_;  // the client's Section lock, kept alive past the client by a detached claim
     py::object publication_;
     aeron_buffer_claim_t claim_;
     int64_t position_;

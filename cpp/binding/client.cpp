@@ -2,6 +2,7 @@
 // and the asynchronous adds of publications and subscriptions (aeron_async_add_*).
 #include "common.hpp"
 
+#include "guarded_class.hpp"
 #include "client_events.hpp"
 
 #include <algorithm>
@@ -36,6 +37,7 @@ public:
     }
 
     int64_t registration_id() const { return registration_id_; }
+    friend PyObject *section_lock(const AsyncAdd &add) { return add.client_->lock.ptr(); }
 
     // aeron_async_add_*_cancel: the client gives the add up, and has the driver remove the
     // resource if it makes it after all. False when it already completed (close the handle instead).
@@ -88,6 +90,7 @@ public:
         async_ = nullptr;
         return py::int_(session_id);
     }
+    friend PyObject *section_lock(const AsyncNextSessionId &async) { return async.client_->lock.ptr(); }
 
 private:
     std::shared_ptr<ClientState> client_;
@@ -96,7 +99,7 @@ private:
 
 template <typename T>
 void bind_async(py::module_ &m, const char *name, const char *doc) {
-    py::class_<T>(m, name, doc)
+    guarded_class<T>(m, name, doc)
         .def("poll", &T::poll, "The new handle, or None while the driver has not answered (aeron_async_add_*_poll).")
         .def_property_readonly("registration_id", &T::registration_id)
         .def("cancel", &T::cancel,
@@ -307,11 +310,13 @@ public:
     }
 
     const std::shared_ptr<ClientState> &state() const { return state_; }
+    friend PyObject *section_lock(const Client &client) { return client.state_->lock.ptr(); }
 
     py::object counters_reader(py::object self) {
         state_->check_open();
         auto state = state_;
-        return make_counters_reader(self, [state] { state->check_open(); }, aeron_counters_reader(state_->aeron));
+        return make_counters_reader(self, state_->lock, [state] { state->check_open(); },
+                                    aeron_counters_reader(state_->aeron));
     }
 
 private:
@@ -328,10 +333,10 @@ void init_client(py::module_ &m) {
                                              "aeron_async_add_exclusive_publication_t");
     bind_async<AsyncAddSubscription>(m, "AsyncAddSubscription", "aeron_async_add_subscription_t");
     bind_async<AsyncAddCounter>(m, "AsyncAddCounter", "aeron_async_add_counter_t");
-    py::class_<AsyncNextSessionId>(m, "AsyncNextSessionId", "aeron_async_get_next_available_session_id_t")
+    guarded_class<AsyncNextSessionId>(m, "AsyncNextSessionId", "aeron_async_get_next_available_session_id_t")
         .def("poll", &AsyncNextSessionId::poll, "The session id, or None while the driver has not answered.");
 
-    py::class_<Client>(m, "Client", "aeron_t with its aeron_context_t (aeron_init + aeron_start).")
+    guarded_class<Client>(m, "Client", "aeron_t with its aeron_context_t (aeron_init + aeron_start).")
         .def(py::init<std::optional<std::string>, std::optional<uint64_t>, std::optional<uint64_t>,
                       std::optional<uint64_t>, std::optional<uint64_t>, std::optional<bool>, bool,
                       std::optional<std::string>, py::object, py::object, py::object, py::object>(),

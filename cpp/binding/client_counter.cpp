@@ -4,6 +4,7 @@
 // the counter and its client are open first (under the GIL, as is every close), so no access
 // ever reaches memory aeron_close unmapped or a counter aeron_counter_close freed.
 #include "common.hpp"
+#include "guarded_class.hpp"
 
 namespace aeron_py {
 
@@ -17,6 +18,7 @@ public:
     }
     ~ClientCounter() {
         if (!python_alive()) return;
+        Section section(client_->lock.ptr());
         try {
             close();
         } catch (...) {
@@ -39,6 +41,7 @@ public:
         if (aeron_counter_close(counter_, nullptr, nullptr) < 0) throw_aeron_error("aeron_counter_close");
     }
     const aeron_counter_constants_t &constants() const { return constants_; }
+    friend PyObject *section_lock(const ClientCounter &counter) { return counter.client_->lock.ptr(); }
 
 private:
     int64_t *addr() const {
@@ -61,7 +64,7 @@ py::object make_client_counter(const std::shared_ptr<ClientState> &client, aeron
 }
 
 void init_client_counter(py::module_ &m) {
-    py::class_<ClientCounter>(m, "ClientCounter",
+    guarded_class<ClientCounter>(m, "ClientCounter",
                               "aeron_counter_t: a counter this client allocated in the driver's CnC file (seen by "
                               "every reader of it, e.g. python -m aeron_py.stat). Closed with its client.")
         .def_property("value", &ClientCounter::get, &ClientCounter::set,

@@ -4,6 +4,7 @@
 // callbacks only copy into C++ storage and never throw (nothing may cross the C frame);
 // Python objects are built after the C call returns.
 #include "common.hpp"
+#include "guarded_class.hpp"
 
 #include <algorithm>
 
@@ -48,6 +49,7 @@ py::str text_of(const std::string &s) {
 }
 
 struct CncState {
+    OwnLock lock;  // the Cnc's and its counters readers'
     aeron_cnc_t *cnc = nullptr;
     void check() const {
         if (cnc == nullptr) throw AeronCallError("the CnC file is closed", EPIPE);
@@ -64,7 +66,11 @@ public:
         }
         if (rc < 0) throw_aeron_error("aeron_cnc_init");
     }
-    ~Cnc() { close(); }
+    ~Cnc() {
+        Section section(state_->lock.get());
+        close();
+    }
+    friend PyObject *section_lock(const Cnc &cnc) { return cnc.state_->lock.get(); }
 
     void close() {
         if (state_->cnc != nullptr) aeron_cnc_close(state_->cnc);
@@ -128,7 +134,8 @@ public:
     py::object counters_reader(py::object self) {
         state_->check();
         auto state = state_;
-        return make_counters_reader(self, [state] { state->check(); }, aeron_cnc_counters_reader(state_->cnc));
+        return make_counters_reader(self, state_->lock.object(), [state] { state->check(); },
+                                    aeron_cnc_counters_reader(state_->cnc));
     }
 
 private:
@@ -154,7 +161,7 @@ private:
 }  // namespace
 
 void init_cnc(py::module_ &m) {
-    py::class_<Cnc>(m, "Cnc", "aeron_cnc_t: a media driver's CnC file, mapped read-only.")
+    guarded_class<Cnc>(m, "Cnc", "aeron_cnc_t: a media driver's CnC file, mapped read-only.")
         .def(py::init<const std::string &, int64_t>(), py::arg("dir"), py::arg("timeout_ms"),
              "aeron_cnc_init (releases the GIL while waiting for the file).")
         .def("close", &Cnc::close, "aeron_cnc_close; idempotent.")

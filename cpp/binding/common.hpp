@@ -23,6 +23,7 @@ extern "C" {
 
 #include "destination.hpp"  // AsyncDestination
 #include "gil.hpp"          // ReleasedGil: every wait without the GIL
+#include "section.hpp"      // Section: one client's calls one at a time without the GIL
 
 namespace py = pybind11;
 
@@ -130,7 +131,9 @@ struct ImageCallbacks {
 // An image this binding retained (aeron_subscription_image_at_index / _by_session_id).
 struct ImageHandle {
     aeron_image_t *image = nullptr;
-    bool released = false;  // by the user (the C release may be deferred while polling)
+    // By the user (the C release may be deferred while polling). Written in the client's Section;
+    // atomic because a PollSet reads it in its own (drop_dead).
+    std::atomic<bool> released{false};
 };
 
 struct ClientState;
@@ -154,6 +157,7 @@ struct SubState {
     std::atomic<bool> closed{false};
     bool close_pending = false;  // aeron_subscription_close deferred until the poll returns
     int polling = 0;
+    const void *claimed_by = nullptr;  // the PollSet whose poll counts in `polling` (it may count twice)
     std::unordered_set<std::shared_ptr<ImageHandle>> retained;
     std::vector<std::shared_ptr<ImageHandle>> release_pending;
 
@@ -168,9 +172,14 @@ struct SubState {
 // Owner of an aeron_context_t + aeron_t; every handle made through it checks `closed`.
 // close() during a poll (from a handler or another thread) is deferred until the poll returns.
 struct ClientState {
+    ClientState();
+    // The lock object of this client's Section (section.hpp): every call on the client, or on
+    // what it made, runs in a critical section on it.
+    py::object lock;
     aeron_context_t *context = nullptr;
     aeron_t *aeron = nullptr;
-    bool closed = false;
+    // Written in the client's Section; atomic because a PollSet reads it in its own (drop_dead).
+    std::atomic<bool> closed{false};
     bool close_pending = false;
     int polling = 0;
     EventQueue events;
@@ -205,8 +214,10 @@ py::object make_exclusive_publication(const std::shared_ptr<ClientState> &client
 py::object make_subscription(const std::shared_ptr<ClientState> &client, aeron_subscription_t *subscription);
 py::object make_image_snapshot(const ImageConstants &constants);
 py::object make_client_counter(const std::shared_ptr<ClientState> &client, aeron_counter_t *counter);
-// `check` raises when the owner (client or CnC) has been closed.
-py::object make_counters_reader(py::object owner, std::function<void()> check, aeron_counters_reader_t *reader);
+// `check` raises when the owner (client or CnC) has been closed; every call runs in a Section
+// on `lock` (the client's, or the CnC's own object).
+py::object make_counters_reader(py::object owner, py::object lock, std::function<void()> check,
+                                aeron_counters_reader_t *reader);
 
 void init_errors(py::module_ &m);
 void init_client(py::module_ &m);

@@ -4,6 +4,7 @@
 // foreach callback only copies into C++ storage and never throws (no exception may cross
 // the C frame); Python objects are built after the C call returns.
 #include "common.hpp"
+#include "guarded_class.hpp"
 
 namespace aeron_py {
 
@@ -24,8 +25,9 @@ struct CounterRows {
 
 class CountersReader {
 public:
-    CountersReader(py::object owner, std::function<void()> check, aeron_counters_reader_t *reader)
-        : owner_(std::move(owner)), check_(std::move(check)), reader_(reader) {}
+    CountersReader(py::object owner, py::object lock, std::function<void()> check, aeron_counters_reader_t *reader)
+        : owner_(std::move(owner)), lock_(std::move(lock)), check_(std::move(check)), reader_(reader) {}
+    friend PyObject *section_lock(const CountersReader &reader) { return reader.lock_.ptr(); }
 
     // aeron_counters_reader_foreach_counter: [(counter_id, type_id, label, value, key bytes)].
     py::list counters() {
@@ -134,19 +136,21 @@ private:
     }
 
     py::object owner_;
+    py::object lock_;  // the Section lock: the client's, or the CnC object
     std::function<void()> check_;
     aeron_counters_reader_t *reader_;
 };
 
 }  // namespace
 
-py::object make_counters_reader(py::object owner, std::function<void()> check, aeron_counters_reader_t *reader) {
-    return py::cast(new CountersReader(std::move(owner), std::move(check), reader),
+py::object make_counters_reader(py::object owner, py::object lock, std::function<void()> check,
+                                aeron_counters_reader_t *reader) {
+    return py::cast(new CountersReader(std::move(owner), std::move(lock), std::move(check), reader),
                     py::return_value_policy::take_ownership);
 }
 
 void init_counters(py::module_ &m) {
-    py::class_<CountersReader>(m, "CountersReader", "aeron_counters_reader_t")
+    guarded_class<CountersReader>(m, "CountersReader", "aeron_counters_reader_t")
         .def("counters", &CountersReader::counters,
              "aeron_counters_reader_foreach_counter: [(counter_id, type_id, label, value, key)].")
         .def("value", &CountersReader::value, py::arg("counter_id"),

@@ -1,7 +1,10 @@
 // AsyncDestination (destination.hpp): polling a pending MDC destination change.
 #include "common.hpp"
+#include "guarded_class.hpp"
 
 namespace aeron_py {
+
+PyObject *section_lock(const AsyncDestination &async) { return async.client_->lock.ptr(); }
 
 bool AsyncDestination::poll() {
     if (async_ == nullptr) return true;
@@ -14,7 +17,7 @@ bool AsyncDestination::poll() {
 }
 
 void init_destination(py::module_ &m) {
-    py::class_<AsyncDestination>(m, "AsyncDestination", "aeron_async_destination_t")
+    guarded_class<AsyncDestination>(m, "AsyncDestination", "aeron_async_destination_t")
         .def("poll", &AsyncDestination::poll, "aeron_*_async_destination_poll: True when done.")
         .def_property_readonly("registration_id", &AsyncDestination::registration_id,
                                "aeron_async_destination_get_registration_id: the id the driver registers the "

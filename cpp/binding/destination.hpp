@@ -4,6 +4,8 @@
 
 #include <memory>
 
+#include <Python.h>
+
 extern "C" {
 #include "aeronc.h"
 }
@@ -27,6 +29,7 @@ public:
     // The id the driver registers the destination under (read at the start: the client frees
     // `async_` when the command completes).
     int64_t registration_id() const { return registration_id_; }
+    friend PyObject *section_lock(const AsyncDestination &async);  // destination.cpp
 
 private:
     std::shared_ptr<ClientState> client_;

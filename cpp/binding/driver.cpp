@@ -106,7 +106,9 @@ public:
     Driver(DriverContext &context, bool manual_main_loop, py::handle endpoint_filter, int64_t quiet_idle_hot_ns,
            int64_t quiet_idle_period_ns, int64_t quiet_idle_deep_ns, int64_t quiet_idle_deep_period_ns,
            py::handle secure_transport) {
+        Section section(context.lock.get());
         aeron_driver_context_t *ctx = context.check();
+        lock_ = context.lock.object();
         filter_ = endpoint_filter_handle(endpoint_filter);
         secure_ = secure_transport_handle(secure_transport);
         if (secure_) secure_->install(ctx);  // the tail of both interceptor chains, whatever comes before
@@ -124,11 +126,13 @@ public:
             }
         }
         int rc;
+        context.in_use = true;  // before the GIL is let go: no other thread changes it during the init
         {
             ReleasedGil released;
             rc = aeron_driver_init(&driver_, ctx);
         }
         if (rc < 0) {
+            context.in_use = false;
             AeronCallError error(std::string("aeron_driver_init: ") + aeron_errmsg(), aeron_errcode());
             if (filter_) filter_->detach();  // the context keeps (and frees) the inert bindings
             filter_.reset();
@@ -136,7 +140,6 @@ public:
             secure_.reset();
             throw error;
         }
-        context.in_use = true;
         context_ = ctx;
         owner_ = &context;
         aeron_py_driver_attach_drain(driver_);  // quiet idle drains the driver's command queues
@@ -162,7 +165,10 @@ public:
         }
     }
 
-    ~Driver() { close(); }
+    ~Driver() {
+        Section section(lock_.ptr());
+        close();
+    }
 
     int do_work() {
         check();
@@ -179,8 +185,9 @@ public:
             throw std::runtime_error(
                 "Driver.idle: another thread is in this driver's idle right now (its idle strategy belongs to one "
                 "thread at a time)");
+        aeron_driver_t *driver = driver_;  // a close from another thread meanwhile waits for leave()
         ReleasedGil released;
-        aeron_driver_main_idle_strategy(driver_, work_count);
+        aeron_driver_main_idle_strategy(driver, work_count);
         idle_->leave();  // before the GIL is taken back: a close waiting for us holds no GIL
     }
 
@@ -227,12 +234,14 @@ public:
     bool stopped() { return closed_ && (job_ == nullptr || job_->is_done()); }
 
     bool closed() const { return closed_; }
+    friend PyObject *section_lock(const Driver &driver) { return driver.lock_.ptr(); }
 
 private:
     void check() const {
         if (closed_) throw AeronCallError("the media driver is closed", EPIPE);
     }
 
+    py::object lock_;  // its context's: a close changes both
     aeron_driver_t *driver_ = nullptr;
     aeron_driver_context_t *context_ = nullptr;
     DriverContext *owner_ = nullptr;
@@ -294,7 +303,7 @@ void def_context_plugin_settings(DriverContextClass &cls) {
 
 // aeron_driver_context_get_*: readable while the driver runs, never after it closed.
 void def_driver(py::module_ &m) {
-    py::class_<Driver>(m, "Driver", "aeron_driver_t (aeron_driver_init + aeron_driver_start).")
+    guarded_class<Driver>(m, "Driver", "aeron_driver_t (aeron_driver_init + aeron_driver_start).")
         .def(py::init<DriverContext &, bool, py::handle, int64_t, int64_t, int64_t, int64_t, py::handle>(),
              py::arg("context"), py::arg("manual_main_loop") = false, py::arg("endpoint_filter") = py::none(),
              py::arg("quiet_idle_hot_ns") = 0, py::arg("quiet_idle_period_ns") = 0, py::arg("quiet_idle_deep_ns") = 0,

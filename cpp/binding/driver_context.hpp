@@ -5,6 +5,7 @@
 #include <cerrno>
 
 #include "common.hpp"
+#include "guarded_class.hpp"
 
 extern "C" {
 #include "aeronmd.h"
@@ -13,6 +14,7 @@ extern "C" {
 namespace aeron_py {
 
 struct DriverContext {
+    OwnLock lock;  // also its driver's (driver.cpp): a close changes both
     aeron_driver_context_t *context = nullptr;
     bool in_use = false;  // owned by a started driver from then on
     bool closed = false;  // its driver closed it: `context` is gone
@@ -32,9 +34,10 @@ struct DriverContext {
         if (closed) throw AeronCallError("this driver context was closed with its driver", EPIPE);
         return context;
     }
+    friend PyObject *section_lock(const DriverContext &context) { return context.lock.get(); }
 };
 
-using DriverContextClass = py::class_<DriverContext>;
+using DriverContextClass = guarded_class<DriverContext>;
 
 // Aeron's own settings: set_<name> for every aeron_driver_context_set_<name> of a plain value,
 // get_<name> for every aeron_driver_context_get_<name> (driver_settings.cpp).

@@ -30,8 +30,16 @@ PyTypeObject *type_of() {
 // object can never be freed and its address reused by another type. Null until seen.
 template <typename T>
 struct KnownTypes {
-    static inline PyTypeObject *own = nullptr;
-    static inline PyTypeObject *subclass = nullptr;
+    // Atomic: on a free-threaded build two threads may see a type first at once (the one that
+    // loses the exchange drops its reference). Relaxed loads are plain loads.
+    static inline std::atomic<PyTypeObject *> own{nullptr};
+    static inline std::atomic<PyTypeObject *> subclass{nullptr};
+
+    static void remember(std::atomic<PyTypeObject *> &slot, PyTypeObject *type) {
+        PyTypeObject *expected = nullptr;
+        PyTypeObject *held = reinterpret_cast<PyTypeObject *>(Py_NewRef(type));
+        if (!slot.compare_exchange_strong(expected, held)) Py_DECREF(held);
+    }
 };
 
 // self_as<T> for an object whose type is not known yet, or that is not a simple pybind11
@@ -44,9 +52,9 @@ template <typename T>
         PyErr_Format(PyExc_TypeError, "expected a %s, got %s", type->tp_name, actual->tp_name);
         return nullptr;
     }
-    if (KnownTypes<T>::own == nullptr) KnownTypes<T>::own = reinterpret_cast<PyTypeObject *>(Py_NewRef(type));
-    if (actual != type && KnownTypes<T>::subclass == nullptr)
-        KnownTypes<T>::subclass = reinterpret_cast<PyTypeObject *>(Py_NewRef(actual));
+    if (KnownTypes<T>::own.load(std::memory_order_acquire) == nullptr) KnownTypes<T>::remember(KnownTypes<T>::own, type);
+    if (actual != type && KnownTypes<T>::subclass.load(std::memory_order_acquire) == nullptr)
+        KnownTypes<T>::remember(KnownTypes<T>::subclass, actual);
     auto *inst = reinterpret_cast<py::detail::instance *>(self);
     if (inst->simple_layout) {
         if (!inst->simple_holder_constructed || inst->simple_value_holder[0] == nullptr) {
@@ -68,7 +76,8 @@ template <typename T>
 template <typename T>
 inline T *self_as(PyObject *self) {
     PyTypeObject *actual = Py_TYPE(self);
-    if (actual == KnownTypes<T>::subclass || actual == KnownTypes<T>::own) {
+    if (actual == KnownTypes<T>::subclass.load(std::memory_order_relaxed) ||
+        actual == KnownTypes<T>::own.load(std::memory_order_relaxed)) {
         auto *inst = reinterpret_cast<py::detail::instance *>(self);
         if (inst->simple_layout && inst->simple_holder_constructed && inst->simple_value_holder[0] != nullptr)
             return static_cast<T *>(inst->simple_value_holder[0]);

@@ -14,7 +14,10 @@ namespace {
 struct HeaderViewObject {
     PyObject_HEAD
     aeron_header_t *header;  // nullptr outside the handler call
+    PyObject *lock;          // owned: the Section lock of the client whose polls bind it (or null)
 };
+
+PyObject *lock_of(PyObject *self) { return reinterpret_cast<HeaderViewObject *>(self)->lock; }
 
 PyTypeObject *header_view_type = nullptr;
 
@@ -35,6 +38,7 @@ bool values_of(PyObject *self, aeron_header_values_t &values) {
 
 #define AERON_PY_HEADER_FIELD(name, expr)                         \
     PyObject *get_##name(PyObject *self, void *) {                \
+        Section section(lock_of(self));                           \
         aeron_header_values_t v;                                  \
         if (!values_of(self, v)) return nullptr;                  \
         return PyLong_FromLongLong(static_cast<long long>(expr)); \
@@ -51,28 +55,33 @@ AERON_PY_HEADER_FIELD(initial_term_id, v.initial_term_id)
 #undef AERON_PY_HEADER_FIELD
 
 PyObject *get_position(PyObject *self, void *) {
+    Section section(lock_of(self));
     aeron_header_values_t v;
     if (!values_of(self, v)) return nullptr;
     return PyLong_FromLongLong(aeron_header_position(reinterpret_cast<HeaderViewObject *>(self)->header));
 }
 
 PyObject *get_next_term_offset(PyObject *self, void *) {
+    Section section(lock_of(self));
     aeron_header_values_t v;
     if (!values_of(self, v)) return nullptr;
     return PyLong_FromLong(aeron_header_next_term_offset(reinterpret_cast<HeaderViewObject *>(self)->header));
 }
 
 PyObject *get_position_bits_to_shift(PyObject *self, void *) {
+    Section section(lock_of(self));
     aeron_header_values_t v;
     if (!values_of(self, v)) return nullptr;
     return PyLong_FromSize_t(aeron_header_position_bits_to_shift(reinterpret_cast<HeaderViewObject *>(self)->header));
 }
 
 PyObject *get_is_valid(PyObject *self, void *) {
+    Section section(lock_of(self));
     return PyBool_FromLong(reinterpret_cast<HeaderViewObject *>(self)->header != nullptr);
 }
 
 PyObject *view_copy(PyObject *self, PyObject *) {
+    Section section(lock_of(self));
     aeron_header_values_t v;
     if (!values_of(self, v)) return nullptr;
     try {
@@ -90,6 +99,7 @@ PyObject *view_copy(PyObject *self, PyObject *) {
 }
 
 PyObject *view_repr(PyObject *self) {
+    Section section(lock_of(self));
     aeron_header_t *header = reinterpret_cast<HeaderViewObject *>(self)->header;
     if (header == nullptr) return PyUnicode_FromString("<HeaderView (handler returned)>");
     aeron_header_values_t v;
@@ -125,6 +135,7 @@ PyMethodDef view_methods[] = {
 
 void view_dealloc(PyObject *self) {
     PyTypeObject *type = Py_TYPE(self);
+    Py_CLEAR(reinterpret_cast<HeaderViewObject *>(self)->lock);
     type->tp_free(self);
     Py_DECREF(type);
 }
@@ -149,10 +160,11 @@ PyType_Spec view_spec = {
 
 }  // namespace
 
-PyObject *header_view_bind(PyObject *&slot, aeron_header_t *header) noexcept {
+PyObject *header_view_bind(PyObject *&slot, aeron_header_t *header, PyObject *lock) noexcept {
     if (slot == nullptr) {
         slot = PyType_GenericAlloc(header_view_type, 0);
         if (slot == nullptr) return nullptr;
+        reinterpret_cast<HeaderViewObject *>(slot)->lock = Py_XNewRef(lock);
     }
     reinterpret_cast<HeaderViewObject *>(slot)->header = header;
     return slot;

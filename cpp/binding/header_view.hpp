@@ -18,7 +18,8 @@ struct Header {
 };
 
 // Points `*slot` (made on first use) at `header`; returns it (borrowed) or nullptr with an error set.
-PyObject *header_view_bind(PyObject *&slot, aeron_header_t *header) noexcept;
+// A view made here reads its header in a Section on `lock` (the polled client's; may be null).
+PyObject *header_view_bind(PyObject *&slot, aeron_header_t *header, PyObject *lock) noexcept;
 
 // After the handler returned: detaches the view; if someone kept it, it is left invalid and
 // dropped from the slot (the next fragment gets a fresh one).

@@ -38,13 +38,21 @@ public:
     // GIL comes back through ReleasedGil, which parks this thread for good if the interpreter
     // ended it meanwhile (gil.hpp).
     bool idle(int work_count) {
-        if (work_count > 0 || !may_wait_) {  // resets back-off state, or never waits: GIL held throughout
+        const bool waits = work_count <= 0 && may_wait_;  // else: resets back-off state, or never waits
+#ifndef Py_GIL_DISABLED
+        if (!waits) {  // the GIL held throughout: no other thread is in func_ but a waiting one
             if (waiting_.load(std::memory_order_acquire)) return refuse();
             func_(state_, work_count);
             return true;
         }
+#endif
         bool expected = false;
         if (!waiting_.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) return refuse();
+        if (!waits) {  // free-threaded: the flag keeps other threads out instead of the GIL
+            func_(state_, work_count);
+            waiting_.store(false, std::memory_order_release);
+            return true;
+        }
         {
             ReleasedGil released;
             func_(state_, work_count);
@@ -61,7 +69,9 @@ private:
     aeron_idle_strategy_func_t func_ = nullptr;
     void *state_ = nullptr;
     bool may_wait_ = true;
-    std::atomic<bool> waiting_{false};  // a thread is in func_ with the GIL released
+    // A thread is in func_ with the GIL released (free-threaded: any thread in func_). Needs no
+    // Section: the rest of the object is immutable.
+    std::atomic<bool> waiting_{false};
 
     bool refuse() const {
         PyErr_Format(PyExc_RuntimeError,

@@ -5,6 +5,7 @@
 #include "image.hpp"
 
 #include "block_poll.hpp"
+#include "guarded_class.hpp"
 #include "fastcall.hpp"
 #include "instance.hpp"
 #include "log_peek.hpp"
@@ -39,6 +40,7 @@ Image::Image(std::shared_ptr<SubState> sub, std::shared_ptr<ImageHandle> handle,
 
 Image::~Image() {
     if (!python_alive()) return;  // released with the subscription or client
+    Section section(section_lock(*this));
     try {
         close();
     } catch (...) {
@@ -125,6 +127,7 @@ long Image::block_poll(const py::object &handler, long block_length_limit) {
         AERON_PY_FAST_BEGIN                                                                               \
         Image *image = fast::self_as<Image>(self);                                                        \
         if (image == nullptr) return nullptr;                                                             \
+        Section section(section_lock(*image));                                                            \
         py::object keep = py::reinterpret_borrow<py::object>(self);                                      \
         return image->run(mode, #name, args, nargs, kwnames);                                             \
         AERON_PY_FAST_END                                                                                 \
@@ -188,7 +191,7 @@ py::object make_live_image(const std::shared_ptr<SubState> &sub, aeron_image_t *
 namespace {
 
 // Image.bounded_poll / bounded_controlled_poll: one signature, `controlled` tells them apart.
-void def_bounded(py::class_<Image> &cls, const char *name, bool controlled, const char *doc) {
+void def_bounded(guarded_class<Image> &cls, const char *name, bool controlled, const char *doc) {
     cls.def(
         name,
         [controlled](Image &i, py::object handler, int64_t limit_position, long fragment_limit, bool zero_copy,
@@ -202,7 +205,7 @@ void def_bounded(py::class_<Image> &cls, const char *name, bool controlled, cons
 }  // namespace
 
 void init_image(py::module_ &m) {
-    py::class_<Image> cls(m, "Image", "aeron_image_t: one publication's stream as seen by a subscription.");
+    guarded_class<Image> cls(m, "Image", "aeron_image_t: one publication's stream as seen by a subscription.");
     cls.def_property_readonly("session_id", [](const Image &i) { return i.constants().session_id; })
         .def_property_readonly("source_identity", [](const Image &i) { return i.constants().source_identity; })
         .def_property_readonly("correlation_id", [](const Image &i) { return i.constants().correlation_id; })
@@ -245,9 +248,9 @@ void init_image(py::module_ &m) {
     def_bounded(cls, "bounded_controlled_poll", true,
                 "aeron_image_bounded_controlled_poll: controlled_poll() up to limit_position; the handler returns an "
                 "ACTION_* (None = CONTINUE).");
-    fast::add_method(cls, &poll_def);
-    fast::add_method(cls, &controlled_poll_def);
-    fast::add_method(cls, &poll_batch_def);
+    fast::add_method(cls.unlocked(), &poll_def);
+    fast::add_method(cls.unlocked(), &controlled_poll_def);
+    fast::add_method(cls.unlocked(), &poll_batch_def);
 }
 
 }  // namespace aeron_py

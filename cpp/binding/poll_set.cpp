@@ -90,7 +90,13 @@ PollSetEntry::~PollSetEntry() {
     }
 }
 
+void PollSet::check_not_collecting(const char *call) const {
+    if (collecting_)
+        throw std::runtime_error(std::string(call) + ": another thread is polling the set; change it between polls");
+}
+
 void PollSet::add(py::object owner, py::object key) {
+    check_not_collecting("PollSet.add");
     if (index_.count(owner.ptr()) > 0)
         throw py::value_error("PollSet.add: this " + std::string(Py_TYPE(owner.ptr())->tp_name) +
                               " is already in the set");
@@ -98,9 +104,11 @@ void PollSet::add(py::object owner, py::object key) {
     std::shared_ptr<ImageHandle> image;
     int32_t session_id = 0;
     if (subscription_state(owner.ptr(), sub)) {
+        Section section(sub->client->lock.ptr());
         sub->check_open();
     } else if (PyObject_TypeCheck(owner.ptr(), fast::type_of<Image>())) {
         auto *live = owner.cast<Image *>();
+        Section section(section_lock(*live));
         live->live();  // raises for a callback snapshot, a released image or a closed subscription
         sub = live->sub_state();
         image = live->handle();
@@ -127,6 +135,7 @@ std::unique_ptr<PollSetEntry> PollSet::take_at(size_t index) {
 }
 
 bool PollSet::remove(py::handle owner) {
+    check_not_collecting("PollSet.remove");
     const auto found = index_.find(owner.ptr());
     if (found == index_.end()) return false;
     std::unique_ptr<PollSetEntry> taken = take_at(found->second);
@@ -135,6 +144,11 @@ bool PollSet::remove(py::handle owner) {
 }
 
 void PollSet::clear() {
+    check_not_collecting("PollSet.clear");
+    clear_entries();
+}
+
+void PollSet::clear_entries() noexcept {
     std::vector<std::unique_ptr<PollSetEntry>> taken = std::move(entries_);
     entries_.clear();
     index_.clear();
@@ -161,27 +175,49 @@ void PollSet::drop_dead(std::vector<std::unique_ptr<PollSetEntry>> &graveyard) {
 
 namespace {
 
-// One entry's controlled poll into `batch` (phase B); the C call's result.
+// Phase A for one entry of `set`, in its client's Section: the entry's subscription counted as
+// polling (a close meanwhile, from any thread, is deferred until release_entry), or false when
+// another poll of it runs (the set's own claims do not count: a subscription and its image may
+// both be entries).
+bool claim_entry(PollSetEntry &entry, const void *set) noexcept {
+    SubState &sub = *entry.sub;
+    Section section(sub.client->lock.ptr());
+    if (sub.polling > 0 && sub.claimed_by != set) return false;
+    sub.polling++;
+    sub.claimed_by = set;
+    sub.client->polling++;
+    return true;
+}
+
+// After phase B: the claim given back, and any close deferred meanwhile carried out.
+void release_entry(PollSetEntry &entry) noexcept {
+    SubState &sub = *entry.sub;
+    std::shared_ptr<ClientState> client = sub.client;
+    Section section(client->lock.ptr());
+    if (--sub.polling == 0) sub.claimed_by = nullptr;
+    client->polling--;
+    sub.finish_deferred();
+    client->finish_deferred();
+}
+
+// One claimed entry's controlled poll into `batch` (phase B); the C call's result.
 int poll_entry(PollSetEntry &entry, PollSetBatch &batch, size_t fragment_limit) noexcept {
     SubState &sub = *entry.sub;
-    // Nothing to read (log_peek.hpp): no C poll. Phase A has refused a set with an entry
-    // whose subscription is polling, and dropped entries closed meanwhile. Under
-    // AERON_PY_NO_TRICKS every entry gets Aeron's poll.
+    Section section(sub.client->lock.ptr());
+    if (entry.dead()) return 0;  // closed since phase A (the C close waits for release_entry)
+    // Nothing to read (log_peek.hpp): no C poll. Under AERON_PY_NO_TRICKS every entry gets
+    // Aeron's poll.
     if (tricks::on() && !(entry.image ? log_peek::image_may_have_data(entry.image->image)
                                       : log_peek::subscription_may_have_data(sub.subscription)))
         return 0;
     entry.batch = &batch;
     entry.delivered = false;
-    sub.polling++;
-    sub.client->polling++;
     const int rc = entry.image
                        ? aeron_image_controlled_poll(entry.image->image, aeron_controlled_fragment_assembler_handler,
                                                      entry.assembler, fragment_limit)
                        : aeron_subscription_controlled_poll(
                              sub.subscription, aeron_controlled_fragment_assembler_handler, entry.assembler,
                              fragment_limit);
-    sub.polling--;
-    sub.client->polling--;
     entry.batch = nullptr;
     return rc;
 }
@@ -260,20 +296,32 @@ PyObject *PollSet::poll(long fragment_limit, size_t max_messages) {
     PyObject *result = nullptr;
     {
         FlagGuard guard(polling_);
-        // Phase A.
-        drop_dead(graveyard);
-        for (const auto &entry : entries_) {
-            if (entry->sub->polling > 0) {
+        const char *failed_call = nullptr;
+        int errcode = 0;
+        std::string message;
+        {
+            // Phases A and B iterate the entries, and let go of the set's critical section while
+            // waiting for a client's: the set is not changed meanwhile (check_not_collecting).
+            FlagGuard collecting(collecting_);
+            // Phase A: every entry's subscription claimed, or the poll refused before anything is read.
+            drop_dead(graveyard);
+            size_t claimed = 0;
+            while (claimed < entries_.size() && claim_entry(*entries_[claimed], this)) claimed++;
+            if (claimed < entries_.size()) {
+                for (size_t i = 0; i < claimed; i++) release_entry(*entries_[i]);
                 bury(graveyard);
                 throw_reentrant_poll("PollSet.poll");
             }
+            // Phase B. No Python runs until the claims are given back (with the GIL, none then either:
+            // no close can have been deferred).
+            failed_call = collect_batch(fragment_limit, max_messages);
+            if (failed_call != nullptr) {
+                errcode = aeron_errcode();
+                message = std::string(failed_call) + ": " + aeron_errmsg();
+            }
+            for (const auto &entry : entries_) release_entry(*entry);
         }
-        // Phase B.
-        const char *failed_call = collect_batch(fragment_limit, max_messages);
-        // No Python ran since phase A, so no close can have been deferred by these polls.
         if (failed_call != nullptr) {
-            const std::string message = std::string(failed_call) + ": " + aeron_errmsg();
-            const int errcode = aeron_errcode();
             bury(graveyard);
             throw AeronCallError(message, errcode);
         }
@@ -321,12 +369,15 @@ void visit_image(aeron_image_t *image, void *clientd) noexcept {
 }  // namespace
 
 py::list PollSet::end_of_stream() {
+    check_not_collecting("PollSet.end_of_stream");
     std::vector<std::unique_ptr<PollSetEntry>> graveyard;
     drop_dead(graveyard);
     std::vector<std::pair<PyObject *, int32_t>> found;  // borrowed keys: no Python runs in the walk
     bool out_of_memory = false;
     for (const auto &owned : entries_) {
         PollSetEntry &entry = *owned;
+        Section section(entry.sub->client->lock.ptr());
+        if (entry.dead()) continue;  // closed since drop_dead
         if (entry.image) {
             if (!entry.image_eos_reported && aeron_image_is_end_of_stream(entry.image->image)) {
                 found.emplace_back(entry.key.ptr(), entry.image_session_id);

@@ -63,7 +63,8 @@ public:
     bool remove(py::handle owner);
     bool contains(py::handle owner) const { return index_.count(owner.ptr()) > 0; }
     size_t size() const { return entries_.size(); }
-    void clear();
+    void clear();  // RuntimeError while another thread polls the set, as add, remove and end_of_stream
+    void clear_entries() noexcept;  // tp_clear of the cycle collector
     py::list end_of_stream();
     // tp_traverse of the cycle collector: visits every owner and key.
     int traverse(visitproc visit, void *arg) const noexcept;
@@ -71,6 +72,7 @@ public:
     PyObject *poll(long fragment_limit, size_t max_messages);
 
 private:
+    void check_not_collecting(const char *call) const;
     // Moves dead entries out of the set into `graveyard` (their Python references are dropped
     // by the caller once nothing iterates the set).
     void drop_dead(std::vector<std::unique_ptr<PollSetEntry>> &graveyard);
@@ -84,6 +86,7 @@ private:
     PollSetBatch batch_;                            // reused: its capacity survives polls
     size_t cursor_ = 0;                             // first entry of the next poll (max_messages)
     bool polling_ = false;
+    bool collecting_ = false;  // phases A and B of a poll: the entries must not change
 };
 
 void init_poll_set(py::module_ &m);

@@ -45,6 +45,7 @@ PyObject *fast_poll(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyO
         !read_count(parsed.get(1), "max_messages", -1, INT32_MAX, true, max_messages))
         return nullptr;
     py::object keep = py::reinterpret_borrow<py::object>(self);
+    Section section(self);
     return set->poll(limit, max_messages < 0 ? SIZE_MAX : static_cast<size_t>(max_messages));
     AERON_PY_FAST_END
 }
@@ -80,7 +81,7 @@ int traverse(PyObject *self, visitproc visit, void *arg) {
 }
 
 int clear_references(PyObject *self) {
-    if (PollSet *set = poll_set_of(self)) set->clear();
+    if (PollSet *set = poll_set_of(self)) set->clear_entries();
     return 0;
 }
 
@@ -105,23 +106,48 @@ void init_poll_set(py::module_ &m) {
                             }));
     cls.def(py::init<>())
         .def(
-            "add", [](py::handle self, py::object owner, py::object key) { initialised(self).add(owner, key); },
+            "add",
+            [](py::handle self, py::object owner, py::object key) {
+                Section section(self.ptr());
+                initialised(self).add(owner, key);
+            },
             py::arg("owner"), py::arg("key"),
             "Adds a Subscription or a live Image with its key (both held by strong references). ValueError if "
             "already in the set, TypeError for anything else, AeronError if closed.")
         .def(
-            "remove", [](py::handle self, py::handle owner) { return initialised(self).remove(owner); },
+            "remove",
+            [](py::handle self, py::handle owner) {
+                Section section(self.ptr());
+                return initialised(self).remove(owner);
+            },
             py::arg("owner"), "Removes an entry; False if it is not in the set.")
         .def(
-            "clear", [](py::handle self) { initialised(self).clear(); }, "Removes every entry.")
+            "clear",
+            [](py::handle self) {
+                Section section(self.ptr());
+                initialised(self).clear();
+            },
+            "Removes every entry.")
         .def(
-            "end_of_stream", [](py::handle self) { return initialised(self).end_of_stream(); },
+            "end_of_stream",
+            [](py::handle self) {
+                Section section(self.ptr());
+                return initialised(self).end_of_stream();
+            },
             "(key, session_id) of each image that reached its end of stream since the last call "
             "(aeron_image_is_end_of_stream; a subscription's images are walked with "
             "aeron_subscription_for_each_image), each reported once.")
-        .def("__len__", [](py::handle self) { return initialised(self).size(); })
+        .def("__len__",
+             [](py::handle self) {
+                 Section section(self.ptr());
+                 return initialised(self).size();
+             })
         .def(
-            "__contains__", [](py::handle self, py::handle owner) { return initialised(self).contains(owner); },
+            "__contains__",
+            [](py::handle self, py::handle owner) {
+                Section section(self.ptr());
+                return initialised(self).contains(owner);
+            },
             py::arg("owner"));
     fast::add_method(cls, &poll_def);
 }

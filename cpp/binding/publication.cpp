@@ -3,6 +3,7 @@
 #include "publication.hpp"
 #include "local_sockaddrs.hpp"
 
+#include "guarded_class.hpp"
 #include "instance.hpp"
 
 namespace aeron_py {
@@ -25,6 +26,7 @@ void Publication::init_constants() {
 
 Publication::~Publication() {
     if (!python_alive()) return;
+    Section section(client_->lock.ptr());
     try {
         close();
     } catch (py::error_already_set &e) {
@@ -179,7 +181,7 @@ void init_publication(py::module_ &m) {
     init_destination(m);
     init_claim(m);
     using P = Publication;
-    auto cls = py::class_<P>(m, "Publication",
+    auto cls = guarded_class<P>(m, "Publication",
                              "aeron_publication_t (thread-safe) or aeron_exclusive_publication_t (single writer).")
         .def_property_readonly("is_exclusive", &P::exclusive, "True for an aeron_exclusive_publication_t.")
         .def_property_readonly("is_connected", &P::is_connected, "aeron_publication_is_connected")
@@ -200,7 +202,7 @@ void init_publication(py::module_ &m) {
         .def_property_readonly("term_buffer_length", [](const P &p) { return p.constants().term_buffer_length; })
         .def_property_readonly("max_message_length", [](const P &p) { return p.constants().max_message_length; })
         .def_property_readonly("max_payload_length", [](const P &p) { return p.constants().max_payload_length; })
-        .def_readwrite("_work", &P::work, "The owning client's do_work in conductor-invoker mode, or None.")
+        .def_object_member("_work", &P::work, "The owning client's do_work in conductor-invoker mode, or None.")
         .def("async_add_destination", &P::add_destination, py::arg("uri"),
              "aeron_publication_async_add_destination (MDC manual control mode).")
         .def("async_remove_destination", &P::remove_destination, py::arg("uri"),
@@ -217,7 +219,7 @@ void init_publication(py::module_ &m) {
         .def("revoke_on_close", &P::revoke_on_close,
              "aeron_exclusive_publication_revoke_on_close: the next close() revokes (as revoke()), e.g. when the "
              "publication is closed by a with block or its client; exclusive publications only.");
-    init_publication_fast(cls);
+    init_publication_fast(cls.unlocked());
     m.def("_register_publication", &register_publication, py::arg("offer_error"), py::arg("client_closed"),
           py::arg("publication"), py::arg("exclusive"), py::arg("claim"),
           "Private: aeron_py registers its public publication/claim classes and typed offer errors.");

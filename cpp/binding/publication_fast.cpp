@@ -87,6 +87,7 @@ PyObject *fast_offer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, Py
     AERON_PY_FAST_BEGIN
     Publication *pub = fast::self_as<Publication>(self);
     if (pub == nullptr) return nullptr;
+    Section section(section_lock(*pub));
     PyObject *buffer;
     if (kwnames == nullptr && PyVectorcall_NARGS(nargs) == 1) {
         buffer = args[0];
@@ -107,6 +108,7 @@ PyObject *fast_offer_batch(PyObject *self, PyObject *const *args, Py_ssize_t nar
     AERON_PY_FAST_BEGIN
     Publication *pub = fast::self_as<Publication>(self);
     if (pub == nullptr) return nullptr;
+    Section section(section_lock(*pub));
     static const char *const names[] = {"buffers"};
     fast::FastArgs<1> parsed("offer_batch", names);
     if (!parsed.parse(args, nargs, kwnames, 1)) return nullptr;
@@ -141,6 +143,7 @@ PyObject *fast_offerv(PyObject *self, PyObject *const *args, Py_ssize_t nargs, P
     AERON_PY_FAST_BEGIN
     Publication *pub = fast::self_as<Publication>(self);
     if (pub == nullptr) return nullptr;
+    Section section(section_lock(*pub));
     static const char *const names[] = {"parts"};
     fast::FastArgs<1> parsed("offerv", names);
     if (!parsed.parse(args, nargs, kwnames, 1)) return nullptr;
@@ -198,6 +201,7 @@ PyObject *fast_append_padding(PyObject *self, PyObject *const *args, Py_ssize_t 
     AERON_PY_FAST_BEGIN
     Publication *pub = fast::self_as<Publication>(self);
     if (pub == nullptr) return nullptr;
+    Section section(section_lock(*pub));
     static const char *const names[] = {"length"};
     fast::FastArgs<1> parsed("append_padding", names);
     if (!parsed.parse(args, nargs, kwnames, 1)) return nullptr;
@@ -219,6 +223,7 @@ PyObject *fast_try_claim(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     AERON_PY_FAST_BEGIN
     Publication *pub = fast::self_as<Publication>(self);
     if (pub == nullptr) return nullptr;
+    Section section(section_lock(*pub));
     PyObject *length_arg;
     if (kwnames == nullptr && PyVectorcall_NARGS(nargs) == 1) {
         length_arg = args[0];

@@ -3,6 +3,7 @@
 // poll_fragments and poll_batch are fast methods), image look-ups that retain images, and
 // multi-destination (MDS) destinations.
 #include "common.hpp"
+#include "guarded_class.hpp"
 #include "local_sockaddrs.hpp"
 
 #include "block_poll.hpp"
@@ -38,6 +39,7 @@ public:
 
     ~Subscription() {
         if (!python_alive()) return;  // the client's close frees it
+        Section section(section_lock(*this));
         try {
             state_->close();
         } catch (...) {  // a destructor never throws; the C client frees it with the client
@@ -185,6 +187,7 @@ public:
     const aeron_subscription_constants_t &constants() const { return constants_; }
     const std::string &channel() const { return channel_; }
     py::object work;  // the client's conductor duty cycle in invoker mode (used by the Python layer)
+    friend PyObject *section_lock(const Subscription &sub) { return sub.state_->client->lock.ptr(); }
 
 private:
     bool open() const { return !state_->closed && !state_->client->closed; }
@@ -200,6 +203,7 @@ private:
         AERON_PY_FAST_BEGIN                                                                      \
         Subscription *sub = fast::self_as<Subscription>(self);                                   \
         if (sub == nullptr) return nullptr;                                                      \
+        Section section(section_lock(*sub));                                                     \
         /* `self` stays alive: the caller holds its arguments for the call */                  \
         return sub->run(mode, reassemble, #name, args, nargs, kw);                               \
         AERON_PY_FAST_END                                                                        \
@@ -251,7 +255,7 @@ py::object make_subscription(const std::shared_ptr<ClientState> &client, aeron_s
 }
 
 void init_subscription(py::module_ &m) {
-    py::class_<Subscription> cls(m, "Subscription", "aeron_subscription_t (not thread-safe).");
+    guarded_class<Subscription> cls(m, "Subscription", "aeron_subscription_t (not thread-safe).");
     cls.def_property_readonly("is_connected", &Subscription::is_connected, "aeron_subscription_is_connected")
         .def_property_readonly("is_closed", &Subscription::is_closed, "aeron_subscription_is_closed")
         .def_property_readonly("image_count", &Subscription::image_count, "aeron_subscription_image_count")
@@ -277,13 +281,13 @@ void init_subscription(py::module_ &m) {
         .def("block_poll", &Subscription::block_poll, py::arg("handler"), py::arg("block_length_limit"),
              "aeron_image_block_poll of each image: handler(data, session_id, term_id) per block of raw frames "
              "(headers included, up to block_length_limit bytes, within one term); returns the bytes consumed.")
-        .def_readwrite("_work", &Subscription::work)
+        .def_object_member("_work", &Subscription::work)
         .def("close", &Subscription::close,
              "aeron_subscription_close; idempotent. Deferred until a poll in progress returns.");
-    fast::add_method(cls, &poll_def);
-    fast::add_method(cls, &controlled_poll_def);
-    fast::add_method(cls, &poll_fragments_def);
-    fast::add_method(cls, &poll_batch_def);
+    fast::add_method(cls.unlocked(), &poll_def);
+    fast::add_method(cls.unlocked(), &controlled_poll_def);
+    fast::add_method(cls.unlocked(), &poll_fragments_def);
+    fast::add_method(cls.unlocked(), &poll_batch_def);
 }
 
 }  // namespace aeron_py

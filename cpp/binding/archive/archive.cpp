@@ -3,6 +3,8 @@
 // archive_state.hpp); the Pythonic layer (aeron_py/archive/) adds names, defaults and types.
 #include "archive_state.hpp"
 
+#include "../guarded_class.hpp"
+
 #include <cerrno>
 #include <climits>
 #include <optional>
@@ -53,6 +55,7 @@ public:
     }
 
     ArchiveState &state() { return *state_; }
+    friend PyObject *section_lock(const Archive &archive) { return archive.state_->client->lock.ptr(); }
 
     void close() {
         ReleasedGil released;  // waits for a call in progress on another thread
@@ -339,6 +342,7 @@ private:
 Archive connect(py::handle client, const ConnectOptions &options, Credentials *credentials) {
     auto state = std::make_shared<ArchiveState>();
     state->client = client_state_of(client);
+    Section section(state->client->lock.ptr());
     // closed with the state (after the archive, which borrows from it)
     aeron_archive_context_t *ctx = state->context = new_archive_context(*state->client, options, &state->idle_state);
     if (aeron_archive_context_set_recording_signal_consumer(ctx, on_recording_signal, state.get()) < 0 ||
@@ -385,7 +389,7 @@ void init_archive(py::module_ &parent) {
     py::module_ m = parent.def_submodule(
         "archive", "The Aeron Archive C client (aeron_archive.h); see aeron_py.archive for the Pythonic layer.");
     init_replay_merge(m);
-    py::class_<Archive>(m, "Archive", "aeron_archive_t: one client's connection to an Aeron Archive.")
+    guarded_class<Archive>(m, "Archive", "aeron_archive_t: one client's connection to an Aeron Archive.")
         .def("close", &Archive::close, "aeron_archive_close (idempotent; also done when the client closes).")
         .def_property_readonly("is_closed", &Archive::is_closed)
         .def("archive_id", &Archive::archive_id, "aeron_archive_get_archive_id")

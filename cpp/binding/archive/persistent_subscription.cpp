@@ -9,6 +9,7 @@
 // returns. The listener's callbacks are queued and handed to Python after the poll.
 #include "archive_state.hpp"
 
+#include "../guarded_class.hpp"
 #include "../header_view.hpp"
 
 #include <cerrno>
@@ -71,6 +72,7 @@ void on_error(void *clientd, int errcode, const char *message) {
 struct PollCall {
     PyObject *handler = nullptr;
     PyObject *header_view = nullptr;  // owned by the PersistentSubscription, reused
+    PyObject *lock = nullptr;         // the client's Section lock, for the views made
     bool failed = false;
     PyObject *error_type = nullptr, *error_value = nullptr, *error_tb = nullptr;
 };
@@ -80,7 +82,7 @@ aeron_controlled_fragment_handler_action_t on_message(void *clientd, const uint8
     auto *call = static_cast<PollCall *>(clientd);
     if (call->failed) return AERON_ACTION_ABORT;
     PyObject *data = PyBytes_FromStringAndSize(reinterpret_cast<const char *>(buffer), static_cast<Py_ssize_t>(length));
-    PyObject *view = data == nullptr ? nullptr : header_view_bind(call->header_view, header);
+    PyObject *view = data == nullptr ? nullptr : header_view_bind(call->header_view, header, call->lock);
     PyObject *result = view == nullptr ? nullptr : PyObject_CallFunctionObjArgs(call->handler, data, view, nullptr);
     Py_XDECREF(data);
     if (view != nullptr) header_view_unbind(call->header_view);
@@ -98,6 +100,7 @@ public:
     explicit PersistentSubscription(std::shared_ptr<PersistentState> state) : state_(std::move(state)) {}
     PersistentSubscription(PersistentSubscription &&) = default;
     ~PersistentSubscription() { Py_CLEAR(header_view_); }
+    friend PyObject *section_lock(const PersistentSubscription &sub) { return sub.state_->client->lock.ptr(); }
 
     int poll(py::object handler, int fragment_limit) {
         if (fragment_limit < 0) throw py::value_error("fragment_limit must be >= 0");
@@ -107,6 +110,7 @@ public:
         PollCall call;
         call.handler = handler.ptr();
         call.header_view = header_view_;
+        call.lock = state_->client->lock.ptr();
         state_->polling = true;
         state_->client->polling++;  // a close of the client from the handler waits for us
         const int rc = aeron_archive_persistent_subscription_controlled_poll(state_->subscription, on_message, &call,
@@ -192,6 +196,7 @@ private:
 py::object make_persistent_subscription(py::handle client, const PersistentOptions &options) {
     auto state = std::make_shared<PersistentState>();
     state->client = client_state_of(client);
+    Section section(state->client->lock.ptr());
     check_stream_text(options.live_channel, "live_channel");
     check_stream_text(options.replay_channel, "replay_channel");
     state->archive_context = new_archive_context(*state->client, options.connect, &state->idle_state);
@@ -220,7 +225,7 @@ py::object make_persistent_subscription(py::handle client, const PersistentOptio
 }
 
 void init_persistent_subscription(py::module_ &m) {
-    py::class_<PersistentSubscription>(m, "PersistentSubscription",
+    guarded_class<PersistentSubscription>(m, "PersistentSubscription",
                                        "aeron_archive_persistent_subscription_t: replay, then live, then replay "
                                        "again when it falls behind.")
         .def("poll", &PersistentSubscription::poll, py::arg("handler"), py::arg("fragment_limit") = 10,

@@ -4,6 +4,7 @@
 // works on is polled by the caller as any other (aeron_py.archive.ReplayMerge.poll).
 #include "archive_state.hpp"
 
+#include "../guarded_class.hpp"
 #include "../poll.hpp"  // subscription_state
 
 #include <cerrno>
@@ -20,10 +21,15 @@ public:
 
     ~ReplayMerge() {
         if (state_ == nullptr) return;
+        Section section(section_lock(*this));
         try {
             close();
         } catch (...) {  // a destructor never throws
         }
+    }
+
+    friend PyObject *section_lock(const ReplayMerge &merge) {
+        return merge.state_ ? merge.state_->archive->client->lock.ptr() : nullptr;  // null: moved from
     }
 
     // aeron_archive_replay_merge_do_work: the work count.
@@ -127,7 +133,7 @@ py::object make_replay_merge(const std::shared_ptr<ArchiveState> &archive, py::h
 }
 
 void init_replay_merge(py::module_ &m) {
-    py::class_<ReplayMerge>(m, "ReplayMerge",
+    guarded_class<ReplayMerge>(m, "ReplayMerge",
                             "aeron_archive_replay_merge_t: a replay merging into a live stream on one MDS subscription.")
         .def("do_work", &ReplayMerge::do_work, "aeron_archive_replay_merge_do_work: the work count.")
         .def_property_readonly("is_merged", &ReplayMerge::is_merged, "aeron_archive_replay_merge_is_merged")

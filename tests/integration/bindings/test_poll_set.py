@@ -145,6 +145,21 @@ def test_images_can_be_members_and_report_their_own_end_of_stream(aeron):
     assert ps.poll() == [] and len(ps) == 0
 
 
+def test_a_subscription_and_its_image_in_one_set_are_polled_and_each_message_comes_once(aeron):
+    # The set's poll claims every entry's subscription first; its own claim of the subscription
+    # must not refuse the image's entry (nor the other way round).
+    pubs, subs = pairs(aeron, "aeron:ipc", 1)
+    [image] = subs[0].images()
+    ps: PollSet[str] = PollSet()
+    ps.add(subs[0], "subscription")
+    ps.add(image, "image")
+    send(pubs[0], *[b"%d" % n for n in range(20)])
+    got = drain(ps, 20)
+    assert sorted(int(d) for _, _, d in got) == list(range(20))
+    assert {k for k, _, _ in got} <= {"subscription", "image"}
+    assert ps.poll() == [] and subs[0].poll(lambda d, h: None, 10) == 0  # nothing left, nothing claimed
+
+
 def test_add_refuses_duplicates_other_types_snapshots_and_closed_handles(aeron):
     pubs, subs = pairs(aeron, "aeron:ipc", 2)
     snapshots: list[Image] = []

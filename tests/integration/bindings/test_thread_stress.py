@@ -170,10 +170,16 @@ def set_changer(ps, subs):
         i = 0
         while not stop.is_set():
             s = subs[i % len(subs)]
-            if s in ps:
-                ps.remove(s)
-            else:
-                ps.add(s, i)
+            try:
+                if s in ps:
+                    ps.remove(s)
+                else:
+                    ps.add(s, i)
+            except AeronError:
+                raise
+            except RuntimeError as exc:  # the set is being polled: changed between polls only
+                assert "change it between polls" in str(exc), exc
+                refused["set-change"] += 1
             i += 1
             time.sleep(0.0005)  # a change every half millisecond: churn, not a spin
     return body
