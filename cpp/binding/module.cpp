@@ -92,4 +92,4 @@ void init_module(py::module_ &m) {
 }
 }  // namespace aeron_py
 
-PYBIND11_MODULE(_aeron, m) { aeron_py::init_module(m); }
+PYBIND11_MODULE(_aeron, m, py::mod_gil_not_used()) { aeron_py::init_module(m); }
