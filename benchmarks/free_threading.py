@@ -8,23 +8,22 @@ What is measured, in a child process per interpreter and measurement (rounds alt
 the interpreters), all on one shared Aeron C media driver (``aeronmd``, SHARED, backoff):
 
 * **threads**: N threads (1, then 2), each with its own exclusive IPC publication and
-  subscription on a stream of its own, all on one ``aeron_py.Aeron`` client. Each thread
-  offers 100 messages of 32 B with ``offer_batch`` then drains them with
-  ``sub.poll(handler, 256)``, the handler counting, until ``--seconds`` have passed. The
-  result is the handler calls per second of all threads together; the ratio that matters
-  is 2 threads over 1 on the same interpreter (the goal on 3.13t without the GIL: >= 1.8).
+  subscription on a stream of its own. Each thread offers 100 messages of 32 B with
+  ``offer_batch`` then drains them with ``sub.poll(handler, 256)``, the handler counting,
+  until ``--seconds`` have passed. The result is the handler calls per second of all threads
+  together; the ratio that matters is 2 threads over 1 on the same interpreter (the goal on
+  3.13t: >= 1.8). Each thread has its own ``aeron_py.Aeron`` client, as docs/safety.md advises
+  for parallel threads; ``3.13t-shared`` gives both threads one client, whose calls take turns
+  (one client's calls run one at a time), to show what sharing costs.
 * **paths**: ``peer_paths.measure`` (the ns per call of every path of the natural API
   that ``peers.py`` compares with pyaeron), one thread; the ratio 3.13t / 3.13 is the
   free-threaded build's single-thread cost (goal: <= 1.10 on every path). ``python_loop``
   is the same ratio for a loop calling a Python handler with no aeron_py call at all: what
   the interpreter alone costs.
 
-Each child reports whether the GIL was on while it ran (``sys._is_gil_enabled()``): a
-wheel that does not declare itself GIL-free turns the GIL back on when imported, and then
-two threads cannot beat one. A third configuration, ``3.13t-gil0``, forces the GIL off
-with ``PYTHON_GIL=0``: not supported by aeron_py yet (``docs/safety.md``), measured only as
-the ceiling of a workload whose threads share nothing but the client. Writes
-``results/free_threading.json`` and ``.png``.
+Each child reports whether the GIL was on while it ran (``sys._is_gil_enabled()``): aeron_py
+declares itself GIL-free, so on 3.13t it stays off. Writes ``results/free_threading.json``
+and ``.png``.
 """
 from __future__ import annotations
 
@@ -49,11 +48,11 @@ if __package__ in (None, ""):  # run as a file: the venv's aeron_py, this tree's
 log = logging.getLogger("benchmarks.free_threading")
 
 VENVS = {"3.13": BENCH_DIR / ".build" / "ft-venv-3.13", "3.13t": BENCH_DIR / ".build" / "ft-venv-3.13t"}
-#: What is run: the interpreter's venv, and its environment. ``3.13t-gil0`` forces the GIL off
-#: (``PYTHON_GIL=0``), which aeron_py does not support yet (docs/safety.md): it is measured
-#: only to show what the binding would scale to, on a workload sharing nothing but the client.
-CONFIGS: dict[str, tuple[str, dict[str, str]]] = {"3.13": ("3.13", {}), "3.13t": ("3.13t", {}),
-                                                   "3.13t-gil0": ("3.13t", {"PYTHON_GIL": "0"})}
+#: What is run: the interpreter's venv, and whether threads get a client each ("own") or share one.
+CONFIGS: dict[str, tuple[str, str]] = {"3.13": ("3.13", "own"), "3.13t": ("3.13t", "own"),
+                                       "3.13t-shared": ("3.13t", "shared")}
+#: The configurations whose single-path costs are measured (the paths do not depend on clients).
+PATH_CONFIGS = ("3.13", "3.13t")
 CHANNEL = "aeron:ipc"
 MSG_LEN = 32
 BATCH = 100  # messages per offer_batch, drained before the next
@@ -106,13 +105,14 @@ def _worker(client: Any, stream: int, seconds: float, start: threading.Barrier, 
     out[slot] = seen  # pub and sub are closed with the client, after every thread has stopped
 
 
-def child_threads(aeron_dir: str, threads: int, seconds: float, stream0: int) -> dict[str, Any]:
+def child_threads(aeron_dir: str, threads: int, seconds: float, stream0: int, clients: str) -> dict[str, Any]:
     import aeron_py
 
-    client = aeron_py.Aeron(dir=aeron_dir)
+    shared = aeron_py.Aeron(dir=aeron_dir) if clients == "shared" else None
+    own = [aeron_py.Aeron(dir=aeron_dir) for _ in range(threads)] if shared is None else []
     counts = [0] * threads
     start = threading.Barrier(threads + 1)
-    workers = [threading.Thread(target=_worker, args=(client, stream0 + i, seconds, start, counts, i))
+    workers = [threading.Thread(target=_worker, args=(shared or own[i], stream0 + i, seconds, start, counts, i))
                for i in range(threads)]
     for w in workers:
         w.start()
@@ -121,10 +121,11 @@ def child_threads(aeron_dir: str, threads: int, seconds: float, stream0: int) ->
     for w in workers:
         w.join(timeout=seconds + 60)
     elapsed = time.perf_counter() - began
-    client.close()
+    for client in [shared] if shared is not None else own:
+        client.close()
     if any(w.is_alive() for w in workers) or 0 in counts:
         raise RuntimeError(f"a worker failed or hung: counts {counts}")
-    return {"threads": threads, "messages": counts, "seconds": round(elapsed, 3),
+    return {"threads": threads, "clients": clients, "messages": counts, "seconds": round(elapsed, 3),
             "msgs_per_s": round(sum(counts) / elapsed), "gil_enabled": _gil_enabled()}
 
 
@@ -167,7 +168,7 @@ def child_main(args: argparse.Namespace) -> int:
     import aeron_py
 
     if args.what == "threads":
-        result = child_threads(args.dir, args.threads, args.seconds, args.stream)
+        result = child_threads(args.dir, args.threads, args.seconds, args.stream, args.clients)
     else:
         result = child_paths(args.dir, args.repeats, args.stream)
     result.update(python=sys.version.split()[0], free_threaded_build=sysconfig.get_config_var("Py_GIL_DISABLED") == 1,
@@ -205,15 +206,15 @@ def make_venvs() -> int:
 def run_child(config: str, driver: Any, *args: str) -> dict[str, Any]:
     from benchmarks import harness
 
-    version, extra_env = CONFIGS[config]
+    version, clients = CONFIGS[config]
     py = VENVS[version] / "bin" / "python"
     if not py.exists():
         raise harness.BenchError(f"no {py}: run benchmarks/free_threading.py --make-venvs first")
     argv = [str(py), "-u", str(BENCH_DIR / "free_threading.py"), "child", "--dir", driver.dir,
-            "--stream", str(harness.next_stream_id()), *args]
+            "--stream", str(harness.next_stream_id()), "--clients", clients, *args]
     for _ in range(3):
         harness.next_stream_id()  # the child's further streams
-    done = subprocess.run(argv, env={**driver.client_env(), **extra_env}, text=True, capture_output=True,
+    done = subprocess.run(argv, env=driver.client_env(), text=True, capture_output=True,
                           timeout=CHILD_TIMEOUT_S, cwd="/")
     if done.returncode != 0:
         raise harness.BenchError(f"{config} child {args} exited {done.returncode}: {done.stderr[-800:]}")
@@ -223,7 +224,7 @@ def run_child(config: str, driver: Any, *args: str) -> dict[str, Any]:
 
 def measure(driver: Any, rounds: int, seconds: float, repeats: int) -> dict[str, Any]:
     threads: dict[str, dict[int, list[dict[str, Any]]]] = {c: {n: [] for n in THREAD_COUNTS} for c in CONFIGS}
-    paths: dict[str, list[dict[str, Any]]] = {c: [] for c in CONFIGS}
+    paths: dict[str, list[dict[str, Any]]] = {c: [] for c in PATH_CONFIGS}
     for r in range(rounds):
         for version in CONFIGS:
             for n in THREAD_COUNTS:
@@ -231,8 +232,8 @@ def measure(driver: Any, rounds: int, seconds: float, repeats: int) -> dict[str,
                 threads[version][n].append(out)
                 log.info("round %d %s %d thread(s): %.2f M msg/s (GIL %s)", r + 1, version, n,
                          out["msgs_per_s"] / 1e6, "on" if out["gil_enabled"] else "off")
-            out = run_child(version, driver, "paths", "--repeats", str(repeats))
-            paths[version].append(out)
+            if version in PATH_CONFIGS:
+                paths[version].append(run_child(version, driver, "paths", "--repeats", str(repeats)))
     return {"threads": threads, "paths": paths}
 
 
@@ -249,8 +250,7 @@ def summarise(raw: dict[str, Any]) -> dict[str, Any]:
     names = list(raw["paths"]["3.13"][0]["ns_per_op"])
     ns = {v: {p: statistics.median(r["ns_per_op"][p] for r in runs) for p in names} for v, runs in raw["paths"].items()}
     out["paths_ns_per_op"] = ns
-    for config in ("3.13t", "3.13t-gil0"):
-        out[f"single_thread_cost_{config}_over_3.13"] = {p: harness.ratio(ns[config][p], ns["3.13"][p]) for p in names}
+    out["single_thread_cost_3.13t_over_3.13"] = {p: harness.ratio(ns["3.13t"][p], ns["3.13"][p]) for p in names}
     return out
 
 
@@ -262,20 +262,19 @@ def render(results: dict[str, Any], out: Path) -> None:
     s = results["summary"]
     configs = list(CONFIGS)
     width = 0.38
+    clients = {"own": "a client per thread", "shared": "one shared client"}
     for k, n in enumerate(THREAD_COUNTS):
         heights = [s[c]["msgs_per_s"][str(n)] / 1e6 for c in configs]
         left.bar([i + (k - 0.5) * width for i in range(len(configs))], heights, width, label=f"{n} thread(s)")
     left.set_xticks(range(len(configs)),
-                    [f"{c}\nGIL {'on' if True in s[c]['gil_enabled'] else 'off'}, 2/1 = {s[c]['scaling_2_over_1']}"
-                     for c in configs], fontsize=8)
+                    [f"{CONFIGS[c][0]}, {clients[CONFIGS[c][1]]}\nGIL {'on' if True in s[c]['gil_enabled'] else 'off'}, "
+                     f"2/1 = {s[c]['scaling_2_over_1']}" for c in configs], fontsize=8)
     left.set_ylabel("handler calls, all threads (M/s)")
     left.set_title(f"Aggregate handler throughput (goal 2/1 >= {SCALING_GOAL} without the GIL)", fontsize=9)
     left.legend(fontsize=8)
     names = list(s["paths_ns_per_op"]["3.13"])
-    for k, config in enumerate(("3.13t", "3.13t-gil0")):
-        cost = s[f"single_thread_cost_{config}_over_3.13"]
-        right.bar([i + (k - 0.5) * width for i in range(len(names))], [cost[p] or 0 for p in names], width,
-                  label=f"{config} / 3.13")
+    cost = s["single_thread_cost_3.13t_over_3.13"]
+    right.bar(range(len(names)), [cost[p] or 0 for p in names], width, label="3.13t / 3.13")
     right.axhline(SINGLE_THREAD_COST_GOAL, color="grey", linestyle="--", linewidth=1)
     right.set_xticks(range(len(names)), names, rotation=35, ha="right", fontsize=7)
     right.set_ylabel("ns per call, over 3.13's")
@@ -307,17 +306,15 @@ def parent_main(args: argparse.Namespace) -> int:
     s = results["summary"]
     headline: dict[str, Any] = {f"scaling_{c}": s[c]["scaling_2_over_1"] for c in CONFIGS}
     headline["gil_313t"] = str(s["3.13t"]["gil_enabled"])
-    for config in ("3.13t", "3.13t-gil0"):
-        costs = [c for c in s[f"single_thread_cost_{config}_over_3.13"].values() if c]
-        headline[f"worst_single_thread_cost_{config}"] = max(costs, default=None)
+    costs = [c for c in s["single_thread_cost_3.13t_over_3.13"].values() if c]
+    headline["worst_single_thread_cost_3.13t"] = max(costs, default=None)
     harness.save_run(args.out_dir, "free_threading", results, headline, render)
     for config in CONFIGS:
         print(f"{config:<11} 1 thread {s[config]['msgs_per_s']['1'] / 1e6:.2f} M/s, 2 threads "
               f"{s[config]['msgs_per_s']['2'] / 1e6:.2f} M/s, 2/1 = {s[config]['scaling_2_over_1']} "
               f"(GIL {s[config]['gil_enabled']})")
     for path in s["paths_ns_per_op"]["3.13"]:
-        print(f"  {path:<18} " + ", ".join(f"{c}/3.13 = {s[f'single_thread_cost_{c}_over_3.13'][path]}"
-                                           for c in ("3.13t", "3.13t-gil0")))
+        print(f"  {path:<18} 3.13t/3.13 = {s['single_thread_cost_3.13t_over_3.13'][path]}")
     return 0
 
 
@@ -330,6 +327,8 @@ def main(argv: list[str] | None = None) -> int:
     child.add_argument("--dir", required=True, help="the shared driver's AERON_DIR")
     child.add_argument("--stream", type=int, required=True, help="first stream id (threads use the next ones too)")
     child.add_argument("--threads", type=int, default=1)
+    child.add_argument("--clients", choices=("own", "shared"), default="own",
+                       help="a client per thread (own) or one for all (shared)")
     child.add_argument("--seconds", type=float, default=2.0)
     child.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--make-venvs", action="store_true",
