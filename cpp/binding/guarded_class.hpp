@@ -1,8 +1,9 @@
 // guarded_class<T>: py::class_<T> whose every method and property runs in a Section (section.hpp)
-// on the lock of its object: the client's for the client and everything it made, the object's own
-// for a standalone one (a driver, a CnC file, a filter). It offers only what wraps each call, so a
-// def that would escape the Section does not compile. Fast methods (fastcall.hpp) are added to
-// `unlocked()` and open the Section themselves.
+// on the lock of its object: the client's for the client and everything it made, the object's
+// own for a standalone one (a driver with its context, a CnC file). It offers only what wraps each
+// call, so a def that would escape the Section does not compile. Fast methods (fastcall.hpp) are
+// added to `unlocked()` and open the Section themselves. (An EndpointFilter, a SecureTransport and
+// an IdleStrategy need none: their state is C's, atomic or serialised by a C mutex.)
 #pragma once
 
 #include "common.hpp"
