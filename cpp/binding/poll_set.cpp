@@ -175,6 +175,7 @@ void PollSet::drop_dead(std::vector<std::unique_ptr<PollSetEntry>> &graveyard) {
 
 namespace {
 
+#ifdef Py_GIL_DISABLED
 // Phase A for one entry of `set`, in its client's Section: the entry's subscription counted as
 // polling (a close meanwhile, from any thread, is deferred until release_entry), or false when
 // another poll of it runs (the set's own claims do not count: a subscription and its image may
@@ -199,12 +200,13 @@ void release_entry(PollSetEntry &entry) noexcept {
     sub.finish_deferred();
     client->finish_deferred();
 }
+#endif
 
-// One claimed entry's controlled poll into `batch` (phase B); the C call's result.
+// One entry's controlled poll into `batch` (phase B); the C call's result.
 int poll_entry(PollSetEntry &entry, PollSetBatch &batch, size_t fragment_limit) noexcept {
     SubState &sub = *entry.sub;
     Section section(sub.client->lock.ptr());
-    if (entry.dead()) return 0;  // closed since phase A (the C close waits for release_entry)
+    if (entry.dead()) return 0;  // closed since phase A (free-threaded: the C close waits for release_entry)
     // Nothing to read (log_peek.hpp): no C poll. Under AERON_PY_NO_TRICKS every entry gets
     // Aeron's poll.
     if (tricks::on() && !(entry.image ? log_peek::image_may_have_data(entry.image->image)
@@ -212,12 +214,20 @@ int poll_entry(PollSetEntry &entry, PollSetBatch &batch, size_t fragment_limit) 
         return 0;
     entry.batch = &batch;
     entry.delivered = false;
+#ifndef Py_GIL_DISABLED
+    sub.polling++;  // with the GIL, counted around the C poll only (free-threaded: claimed in phase A)
+    sub.client->polling++;
+#endif
     const int rc = entry.image
                        ? aeron_image_controlled_poll(entry.image->image, aeron_controlled_fragment_assembler_handler,
                                                      entry.assembler, fragment_limit)
                        : aeron_subscription_controlled_poll(
                              sub.subscription, aeron_controlled_fragment_assembler_handler, entry.assembler,
                              fragment_limit);
+#ifndef Py_GIL_DISABLED
+    sub.polling--;
+    sub.client->polling--;
+#endif
     entry.batch = nullptr;
     return rc;
 }
@@ -261,6 +271,32 @@ void reset_batch(PollSetBatch &batch) noexcept {
 
 }  // namespace
 
+// With the GIL no other thread runs while phases A and B call no Python: no entry's subscription
+// may be polling, and each is counted only around its own C poll (poll_entry), at no cost for an
+// idle entry. Free-threaded, another thread may start polling one at any time: every entry's
+// subscription is claimed first, each in its client's Section, all or none.
+bool PollSet::claim_entries() noexcept {
+#ifdef Py_GIL_DISABLED
+    size_t claimed = 0;
+    while (claimed < entries_.size() && claim_entry(*entries_[claimed], this)) claimed++;
+    if (claimed == entries_.size()) return true;
+    for (size_t i = 0; i < claimed; i++) release_entry(*entries_[i]);
+    return false;
+#else
+    for (const auto &entry : entries_) {
+        if (entry->sub->polling > 0) return false;
+    }
+    return true;
+#endif
+}
+
+// After phase B, free-threaded: the claims given back, any close deferred meanwhile carried out.
+void PollSet::release_entries() noexcept {
+#ifdef Py_GIL_DISABLED
+    for (const auto &entry : entries_) release_entry(*entry);
+#endif
+}
+
 const char *PollSet::collect_batch(long fragment_limit, size_t max_messages) {
     PollSetBatch &batch = batch_;
     batch.data.clear();
@@ -303,23 +339,19 @@ PyObject *PollSet::poll(long fragment_limit, size_t max_messages) {
             // Phases A and B iterate the entries, and let go of the set's critical section while
             // waiting for a client's: the set is not changed meanwhile (check_not_collecting).
             FlagGuard collecting(collecting_);
-            // Phase A: every entry's subscription claimed, or the poll refused before anything is read.
+            // Phase A: the poll refused before anything is read if an entry's subscription is polling.
             drop_dead(graveyard);
-            size_t claimed = 0;
-            while (claimed < entries_.size() && claim_entry(*entries_[claimed], this)) claimed++;
-            if (claimed < entries_.size()) {
-                for (size_t i = 0; i < claimed; i++) release_entry(*entries_[i]);
+            if (!claim_entries()) {
                 bury(graveyard);
                 throw_reentrant_poll("PollSet.poll");
             }
-            // Phase B. No Python runs until the claims are given back (with the GIL, none then either:
-            // no close can have been deferred).
+            // Phase B. No Python runs until the claims are given back.
             failed_call = collect_batch(fragment_limit, max_messages);
             if (failed_call != nullptr) {
                 errcode = aeron_errcode();
                 message = std::string(failed_call) + ": " + aeron_errmsg();
             }
-            for (const auto &entry : entries_) release_entry(*entry);
+            release_entries();
         }
         if (failed_call != nullptr) {
             bury(graveyard);

@@ -73,6 +73,8 @@ public:
 
 private:
     void check_not_collecting(const char *call) const;
+    bool claim_entries() noexcept;     // phase A: false when an entry's subscription is polling
+    void release_entries() noexcept;   // after phase B
     // Moves dead entries out of the set into `graveyard` (their Python references are dropped
     // by the caller once nothing iterates the set).
     void drop_dead(std::vector<std::unique_ptr<PollSetEntry>> &graveyard);
