@@ -48,7 +48,7 @@ public:
     // reference), else nullptr. Throws (nothing changed) only when out of memory.
     void keep_claim(PyObject *claim) noexcept;
     PyObject *reuse_claim(const py::object &publication, const aeron_buffer_claim_t &claim, int64_t position);
-    PyObject *lock() const { return client_->lock.ptr(); }  // the client's Section lock
+    PyObject *lock() const { return client_->lock.get(); }  // the client's Section lock
 
 private:
     struct Hook : ClientDependent {

@@ -37,7 +37,7 @@ public:
     }
 
     int64_t registration_id() const { return registration_id_; }
-    friend PyObject *section_lock(const AsyncAdd &add) { return add.client_->lock.ptr(); }
+    friend PyObject *section_lock(const AsyncAdd &add) { return add.client_->lock.get(); }
 
     // aeron_async_add_*_cancel: the client gives the add up, and has the driver remove the
     // resource if it makes it after all. False when it already completed (close the handle instead).
@@ -90,7 +90,7 @@ public:
         async_ = nullptr;
         return py::int_(session_id);
     }
-    friend PyObject *section_lock(const AsyncNextSessionId &async) { return async.client_->lock.ptr(); }
+    friend PyObject *section_lock(const AsyncNextSessionId &async) { return async.client_->lock.get(); }
 
 private:
     std::shared_ptr<ClientState> client_;
@@ -310,12 +310,12 @@ public:
     }
 
     const std::shared_ptr<ClientState> &state() const { return state_; }
-    friend PyObject *section_lock(const Client &client) { return client.state_->lock.ptr(); }
+    friend PyObject *section_lock(const Client &client) { return client.state_->lock.get(); }
 
     py::object counters_reader(py::object self) {
         state_->check_open();
         auto state = state_;
-        return make_counters_reader(self, state_->lock, [state] { state->check_open(); },
+        return make_counters_reader(self, state_->lock.object(), [state] { state->check_open(); },
                                     aeron_counters_reader(state_->aeron));
     }
 

@@ -18,7 +18,7 @@ public:
     }
     ~ClientCounter() {
         if (!python_alive()) return;
-        Section section(client_->lock.ptr());
+        Section section(client_->lock.get());
         try {
             close();
         } catch (...) {
@@ -41,7 +41,7 @@ public:
         if (aeron_counter_close(counter_, nullptr, nullptr) < 0) throw_aeron_error("aeron_counter_close");
     }
     const aeron_counter_constants_t &constants() const { return constants_; }
-    friend PyObject *section_lock(const ClientCounter &counter) { return counter.client_->lock.ptr(); }
+    friend PyObject *section_lock(const ClientCounter &counter) { return counter.client_->lock.get(); }
 
 private:
     int64_t *addr() const {

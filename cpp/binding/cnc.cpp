@@ -49,7 +49,7 @@ py::str text_of(const std::string &s) {
 }
 
 struct CncState {
-    OwnLock lock;  // the Cnc's and its counters readers'
+    SectionLock lock;  // the Cnc's and its counters readers'
     aeron_cnc_t *cnc = nullptr;
     void check() const {
         if (cnc == nullptr) throw AeronCallError("the CnC file is closed", EPIPE);

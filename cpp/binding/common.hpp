@@ -169,13 +169,31 @@ struct SubState {
     void check_open() const;
 };
 
+// The lock object of a Section (section.hpp): a bare `object()` of its own, of which only the
+// per-object mutex is used. A client has one (ClientState::lock) for itself and everything it
+// made; a standalone object (a driver with its context, a CnC file) has its own.
+class SectionLock {
+public:
+    SectionLock() : object_(py::reinterpret_steal<py::object>(PyObject_CallNoArgs(reinterpret_cast<PyObject *>(&PyBaseObject_Type)))) {
+        if (!object_) throw py::error_already_set();
+    }
+    ~SectionLock() {
+        if (!python_alive()) object_.release();  // Python objects must not be touched now
+    }
+    SectionLock(const SectionLock &) = delete;
+    SectionLock &operator=(const SectionLock &) = delete;
+    PyObject *get() const { return object_.ptr(); }
+    const py::object &object() const { return object_; }
+
+private:
+    py::object object_;
+};
+
 // Owner of an aeron_context_t + aeron_t; every handle made through it checks `closed`.
 // close() during a poll (from a handler or another thread) is deferred until the poll returns.
 struct ClientState {
-    ClientState();
-    // The lock object of this client's Section (section.hpp): every call on the client, or on
-    // what it made, runs in a critical section on it.
-    py::object lock;
+    // Every call on the client, or on what it made, runs in a critical section on it.
+    SectionLock lock;
     aeron_context_t *context = nullptr;
     aeron_t *aeron = nullptr;
     // Written in the client's Section; atomic because a PollSet reads it in its own (drop_dead).

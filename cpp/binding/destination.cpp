@@ -4,7 +4,7 @@
 
 namespace aeron_py {
 
-PyObject *section_lock(const AsyncDestination &async) { return async.client_->lock.ptr(); }
+PyObject *section_lock(const AsyncDestination &async) { return async.client_->lock.get(); }
 
 bool AsyncDestination::poll() {
     if (async_ == nullptr) return true;

@@ -14,7 +14,7 @@ extern "C" {
 namespace aeron_py {
 
 struct DriverContext {
-    OwnLock lock;  // also its driver's (driver.cpp): a close changes both
+    SectionLock lock;  // also its driver's (driver.cpp): a close changes both
     aeron_driver_context_t *context = nullptr;
     bool in_use = false;  // owned by a started driver from then on
     bool closed = false;  // its driver closed it: `context` is gone

@@ -123,7 +123,7 @@ aeron_controlled_fragment_handler_action_t on_fragment(void *clientd, const uint
     PyObject *argv[3] = {nullptr, data, nullptr};
     size_t nargs = 1;
     if (context->with_header) {
-        argv[2] = header_view_bind(context->header_view, header, context->sub->client->lock.ptr());
+        argv[2] = header_view_bind(context->header_view, header, context->sub->client->lock.get());
         if (argv[2] == nullptr) {
             Py_DECREF(data);
             capture_error(context);

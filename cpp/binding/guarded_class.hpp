@@ -13,24 +13,6 @@
 
 namespace aeron_py {
 
-// The lock of a standalone object (not a client's): a lock object of its own.
-class OwnLock {
-public:
-    OwnLock() : object_(py::reinterpret_steal<py::object>(new_lock_object())) {
-        if (!object_) throw py::error_already_set();
-    }
-    ~OwnLock() {
-        if (!python_alive()) object_.release();  // Python objects must not be touched now
-    }
-    OwnLock(const OwnLock &) = delete;
-    OwnLock &operator=(const OwnLock &) = delete;
-    PyObject *get() const { return object_.ptr(); }
-    const py::object &object() const { return object_; }
-
-private:
-    py::object object_;
-};
-
 namespace guarded_section {
 
 template <typename T>

@@ -28,7 +28,7 @@ public:
     const std::shared_ptr<SubState> &sub_state() const { return sub_; }
     const std::shared_ptr<ImageHandle> &handle() const { return handle_; }
     // A snapshot belongs to no client: nothing to guard.
-    friend PyObject *section_lock(const Image &image) { return image.sub_ ? image.sub_->client->lock.ptr() : nullptr; }
+    friend PyObject *section_lock(const Image &image) { return image.sub_ ? image.sub_->client->lock.get() : nullptr; }
 
     // The fast poll methods (METH_FASTCALL | METH_KEYWORDS), attached in init_image.
     static PyObject *poll(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);

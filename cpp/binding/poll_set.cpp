@@ -104,7 +104,7 @@ void PollSet::add(py::object owner, py::object key) {
     std::shared_ptr<ImageHandle> image;
     int32_t session_id = 0;
     if (subscription_state(owner.ptr(), sub)) {
-        Section section(sub->client->lock.ptr());
+        Section section(sub->client->lock.get());
         sub->check_open();
     } else if (PyObject_TypeCheck(owner.ptr(), fast::type_of<Image>())) {
         auto *live = owner.cast<Image *>();
@@ -182,7 +182,7 @@ namespace {
 // both be entries).
 bool claim_entry(PollSetEntry &entry, const void *set) noexcept {
     SubState &sub = *entry.sub;
-    Section section(sub.client->lock.ptr());
+    Section section(sub.client->lock.get());
     if (sub.polling > 0 && sub.claimed_by != set) return false;
     sub.polling++;
     sub.claimed_by = set;
@@ -194,7 +194,7 @@ bool claim_entry(PollSetEntry &entry, const void *set) noexcept {
 void release_entry(PollSetEntry &entry) noexcept {
     SubState &sub = *entry.sub;
     std::shared_ptr<ClientState> client = sub.client;
-    Section section(client->lock.ptr());
+    Section section(client->lock.get());
     if (--sub.polling == 0) sub.claimed_by = nullptr;
     client->polling--;
     sub.finish_deferred();
@@ -205,7 +205,7 @@ void release_entry(PollSetEntry &entry) noexcept {
 // One entry's controlled poll into `batch` (phase B); the C call's result.
 int poll_entry(PollSetEntry &entry, PollSetBatch &batch, size_t fragment_limit) noexcept {
     SubState &sub = *entry.sub;
-    Section section(sub.client->lock.ptr());
+    Section section(sub.client->lock.get());
     if (entry.dead()) return 0;  // closed since phase A (free-threaded: the C close waits for release_entry)
     // Nothing to read (log_peek.hpp): no C poll. Under AERON_PY_NO_TRICKS every entry gets
     // Aeron's poll.
@@ -408,7 +408,7 @@ py::list PollSet::end_of_stream() {
     bool out_of_memory = false;
     for (const auto &owned : entries_) {
         PollSetEntry &entry = *owned;
-        Section section(entry.sub->client->lock.ptr());
+        Section section(entry.sub->client->lock.get());
         if (entry.dead()) continue;  // closed since drop_dead
         if (entry.image) {
             if (!entry.image_eos_reported && aeron_image_is_end_of_stream(entry.image->image)) {

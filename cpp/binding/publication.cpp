@@ -26,7 +26,7 @@ void Publication::init_constants() {
 
 Publication::~Publication() {
     if (!python_alive()) return;
-    Section section(client_->lock.ptr());
+    Section section(client_->lock.get());
     try {
         close();
     } catch (py::error_already_set &e) {

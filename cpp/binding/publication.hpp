@@ -96,7 +96,7 @@ public:
     ClaimOwner &claims() { return claims_; }
 
     py::object work;  // the client's do_work in conductor-invoker mode (kept for Python)
-    friend PyObject *section_lock(const Publication &publication) { return publication.client_->lock.ptr(); }
+    friend PyObject *section_lock(const Publication &publication) { return publication.client_->lock.get(); }
 
 private:
     void check() const;

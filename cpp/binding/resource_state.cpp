@@ -10,10 +10,6 @@ namespace aeron_py {
 
 // ---- ClientState ----
 
-ClientState::ClientState() : lock(py::reinterpret_steal<py::object>(new_lock_object())) {
-    if (!lock) throw py::error_already_set();
-}
-
 void ClientState::check_open() const {
     if (closed || aeron == nullptr) throw AeronCallError("the Aeron client is closed", EPIPE);
 }
@@ -89,7 +85,6 @@ void ClientState::close_now() noexcept {
 
 ClientState::~ClientState() {
     if (aeron != nullptr || context != nullptr) close_now();
-    if (!python_alive()) lock.release();  // Python objects must not be touched now
 }
 
 // ---- SubState ----

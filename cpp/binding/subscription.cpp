@@ -187,7 +187,7 @@ public:
     const aeron_subscription_constants_t &constants() const { return constants_; }
     const std::string &channel() const { return channel_; }
     py::object work;  // the client's conductor duty cycle in invoker mode (used by the Python layer)
-    friend PyObject *section_lock(const Subscription &sub) { return sub.state_->client->lock.ptr(); }
+    friend PyObject *section_lock(const Subscription &sub) { return sub.state_->client->lock.get(); }
 
 private:
     bool open() const { return !state_->closed && !state_->client->closed; }

@@ -55,7 +55,7 @@ public:
     }
 
     ArchiveState &state() { return *state_; }
-    friend PyObject *section_lock(const Archive &archive) { return archive.state_->client->lock.ptr(); }
+    friend PyObject *section_lock(const Archive &archive) { return archive.state_->client->lock.get(); }
 
     void close() {
         ReleasedGil released;  // waits for a call in progress on another thread
@@ -342,7 +342,7 @@ private:
 Archive connect(py::handle client, const ConnectOptions &options, Credentials *credentials) {
     auto state = std::make_shared<ArchiveState>();
     state->client = client_state_of(client);
-    Section section(state->client->lock.ptr());
+    Section section(state->client->lock.get());
     // closed with the state (after the archive, which borrows from it)
     aeron_archive_context_t *ctx = state->context = new_archive_context(*state->client, options, &state->idle_state);
     if (aeron_archive_context_set_recording_signal_consumer(ctx, on_recording_signal, state.get()) < 0 ||

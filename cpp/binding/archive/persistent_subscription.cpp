@@ -100,7 +100,7 @@ public:
     explicit PersistentSubscription(std::shared_ptr<PersistentState> state) : state_(std::move(state)) {}
     PersistentSubscription(PersistentSubscription &&) = default;
     ~PersistentSubscription() { Py_CLEAR(header_view_); }
-    friend PyObject *section_lock(const PersistentSubscription &sub) { return sub.state_->client->lock.ptr(); }
+    friend PyObject *section_lock(const PersistentSubscription &sub) { return sub.state_->client->lock.get(); }
 
     int poll(py::object handler, int fragment_limit) {
         if (fragment_limit < 0) throw py::value_error("fragment_limit must be >= 0");
@@ -110,7 +110,7 @@ public:
         PollCall call;
         call.handler = handler.ptr();
         call.header_view = header_view_;
-        call.lock = state_->client->lock.ptr();
+        call.lock = state_->client->lock.get();
         state_->polling = true;
         state_->client->polling++;  // a close of the client from the handler waits for us
         const int rc = aeron_archive_persistent_subscription_controlled_poll(state_->subscription, on_message, &call,
@@ -196,7 +196,7 @@ private:
 py::object make_persistent_subscription(py::handle client, const PersistentOptions &options) {
     auto state = std::make_shared<PersistentState>();
     state->client = client_state_of(client);
-    Section section(state->client->lock.ptr());
+    Section section(state->client->lock.get());
     check_stream_text(options.live_channel, "live_channel");
     check_stream_text(options.replay_channel, "replay_channel");
     state->archive_context = new_archive_context(*state->client, options.connect, &state->idle_state);

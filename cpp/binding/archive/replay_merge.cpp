@@ -29,7 +29,7 @@ public:
     }
 
     friend PyObject *section_lock(const ReplayMerge &merge) {
-        return merge.state_ ? merge.state_->archive->client->lock.ptr() : nullptr;  // null: moved from
+        return merge.state_ ? merge.state_->archive->client->lock.get() : nullptr;  // null: moved from
     }
 
     // aeron_archive_replay_merge_do_work: the work count.
