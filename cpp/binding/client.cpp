@@ -1,6 +1,7 @@
 // The client: aeron_context_t + aeron_t (aeron_context_*, aeron_init, aeron_start, aeron_close)
 // and the asynchronous adds of publications and subscriptions (aeron_async_add_*).
 #include "common.hpp"
+#include "context_init.hpp"
 
 #include "guarded_class.hpp"
 #include "client_events.hpp"
@@ -115,7 +116,8 @@ public:
            bool use_conductor_agent_invoker, std::optional<std::string> client_name, py::object error_handler,
            py::object publication_error_handler, py::object counter_handler, py::object resource_handler)
         : state_(std::make_shared<ClientState>()) {
-        if (aeron_context_init(&state_->context) < 0) throw_aeron_error("aeron_context_init");
+        if (init_context_in_turn([&] { return aeron_context_init(&state_->context); }) < 0)
+            throw_aeron_error("aeron_context_init");
         auto *ctx = state_->context;
         auto check = [](int rc, const char *call) {
             if (rc < 0) throw_aeron_error(call);

@@ -5,6 +5,7 @@
 #include <cerrno>
 
 #include "common.hpp"
+#include "context_init.hpp"
 #include "guarded_class.hpp"
 
 extern "C" {
@@ -20,7 +21,8 @@ struct DriverContext {
     bool closed = false;  // its driver closed it: `context` is gone
 
     DriverContext() {
-        if (aeron_driver_context_init(&context) < 0) throw_aeron_error("aeron_driver_context_init");
+        if (init_context_in_turn([this] { return aeron_driver_context_init(&context); }) < 0)
+            throw_aeron_error("aeron_driver_context_init");
     }
     ~DriverContext() {
         if (!in_use && context != nullptr) aeron_driver_context_close(context);

@@ -1,6 +1,8 @@
 // ArchiveState: closing an aeron_archive_t once, and the C client's callbacks (no Python).
 #include "archive_state.hpp"
 
+#include "../context_init.hpp"
+
 namespace aeron_py::archive {
 
 namespace {
@@ -34,7 +36,8 @@ aeron_archive_context_t *new_archive_context(const ClientState &client, const Co
                              &options.idle_args})
         check_stream_text(*text, "a channel or the client name");
     aeron_archive_context_t *ctx = nullptr;
-    if (aeron_archive_context_init(&ctx) < 0) throw_aeron_error("aeron_archive_context_init");
+    if (init_context_in_turn([&ctx] { return aeron_archive_context_init(&ctx); }) < 0)
+        throw_aeron_error("aeron_archive_context_init");
     const bool events = !options.recording_events_channel.empty();
     if (aeron_archive_context_set_aeron(ctx, client.aeron) < 0 ||
         aeron_archive_context_set_control_request_channel(ctx, options.control_request_channel.c_str()) < 0 ||

@@ -266,3 +266,37 @@ def test_threads_at_once_lose_nothing_duplicate_nothing_and_survive_the_close() 
     closed = next(line for line in lines if line.startswith("CLOSED"))
     for name in ("offer", "poll-a", "poll-b", "x-poll", "images", "add"):
         assert f"'{name}'" in closed, lines
+
+
+CONTEXTS = r'''
+import os, pwd, sys, threading
+from aeron_py import _aeron
+
+os.environ.pop("USER", None)  # Aeron then asks getpwuid_r for the user's name
+expected = _aeron.DriverContext().get_dir()
+assert expected.endswith(pwd.getpwuid(os.getuid()).pw_name), expected
+seen, errors = [], []
+start = threading.Barrier(4)
+
+def make():
+    try:
+        start.wait(10)
+        seen.extend(_aeron.DriverContext().get_dir() for _ in range(200))
+    except BaseException as exc:
+        errors.append(repr(exc))
+
+threads = [threading.Thread(target=make) for _ in range(4)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join(60)
+assert not errors and not any(t.is_alive() for t in threads), errors
+assert seen == [expected] * 800, sorted(set(seen))
+print("DONE")
+'''
+
+
+def test_threads_making_contexts_at_once_all_name_the_default_directory() -> None:
+    """Aeron's context initialisers share one static buffer for the user's name when USER is
+    unset; the binding runs them one at a time (.ci/tsan reported the race before)."""
+    run_python_script(CONTEXTS, timeout=120)
