@@ -68,7 +68,7 @@ PyObject *ClaimOwner::reuse_claim(const py::object &publication, const aeron_buf
     for (PyObject *&slot : spare_claims_) {
         PyObject *spare = slot;
         // Only a claim nothing else can reach: no other reference, no weak reference.
-        if (spare == nullptr || Py_REFCNT(spare) != 1 ||
+        if (spare == nullptr || !tricks::sole_reference(spare) ||
             reinterpret_cast<py::detail::instance *>(spare)->weakrefs != nullptr)
             continue;
         BufferClaim *ended = fast::self_as<BufferClaim>(spare);
@@ -95,7 +95,7 @@ PyObject *ClaimOwner::take_view(void *data, size_t length) noexcept {
 void ClaimOwner::keep_view(PyObject *view) noexcept {
     // AERON_PY_NO_TRICKS (or a CPython whose memoryview layout was not checked): never kept,
     // so never revived.
-    if (tricks::layouts_on() && spare_view_ == nullptr && Py_REFCNT(view) == 1) {
+    if (tricks::layouts_on() && spare_view_ == nullptr && tricks::sole_reference(view)) {
         spare_view_ = view;  // dead (killed by its claim); nobody else can reach it
         return;
     }

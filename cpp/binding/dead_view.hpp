@@ -93,9 +93,9 @@ inline bool revive(PyObject *view, void *data, Py_ssize_t length) noexcept {
 #else
     auto *mv = reinterpret_cast<PyMemoryViewObject *>(view);
     _PyManagedBufferObject *mbuf = mv->mbuf;
-    if (Py_REFCNT(view) != 1 || mv->weakreflist != nullptr || mv->exports != 0 ||
-        (mv->flags & _Py_MEMORYVIEW_RELEASED) || mv->view.ndim != 1 || mbuf == nullptr || Py_REFCNT(mbuf) != 1 ||
-        mbuf->exports != 1 || mbuf->master.obj != nullptr)
+    if (!tricks::sole_reference(view) || mv->weakreflist != nullptr || mv->exports != 0 ||
+        (mv->flags & _Py_MEMORYVIEW_RELEASED) || mv->view.ndim != 1 || mbuf == nullptr ||
+        !tricks::sole_reference(reinterpret_cast<PyObject *>(mbuf)) || mbuf->exports != 1 || mbuf->master.obj != nullptr)
         return false;
     mbuf->master.buf = data;
     mbuf->master.len = length;

@@ -40,10 +40,10 @@ constexpr Py_ssize_t kMaxCachedPayload = 64 * 1024;
 // string it holds the only reference to. Otherwise a new bytes object (then cached).
 // AERON_PY_NO_TRICKS (tricks.hpp): always a new bytes object, none cached.
 PyObject *fragment_bytes(PyObject *&cache, const uint8_t *buffer, Py_ssize_t size) {
-#if AERON_PY_CPYTHON_LAYOUTS  // layouts checked on CPython 3.11 to 3.13
+#if AERON_PY_CPYTHON_RECYCLING  // layouts checked on CPython 3.11 to 3.13 and 3.13t
     if (!tricks::on())
         return PyBytes_FromStringAndSize(reinterpret_cast<const char *>(buffer), size);
-    if (cache != nullptr && Py_REFCNT(cache) == 1 && PyBytes_GET_SIZE(cache) == size) {
+    if (cache != nullptr && tricks::sole_reference(cache) && PyBytes_GET_SIZE(cache) == size) {
         std::memcpy(PyBytes_AS_STRING(cache), buffer, static_cast<size_t>(size));
         _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wdeprecated-declarations\"")
         reinterpret_cast<PyBytesObject *>(cache)->ob_shash = -1;  // the cached hash was of the old content

@@ -175,7 +175,7 @@ void header_view_unbind(PyObject *&slot) noexcept {
     reinterpret_cast<HeaderViewObject *>(slot)->header = nullptr;
     // The handler kept it: it stays invalid, the next fragment gets a new one. Under
     // AERON_PY_NO_TRICKS (tricks.hpp) never reused: a new view per fragment.
-    if (Py_REFCNT(slot) > 1 || !tricks::on()) {
+    if (!tricks::on() || !tricks::sole_reference(slot)) {
         Py_DECREF(slot);
         slot = nullptr;
     }

@@ -9,8 +9,10 @@
 // so `pos = pub.offer(m)` in a loop (which holds the previous result while asking for the
 // next) recycles too. Carriers are made with room for three 30-bit digits: every int64.
 //
-// Only where the int layout was checked (CPython 3.11 to 3.13, 30-bit digits, the GIL),
-// and only while the tricks are on (tricks.hpp); elsewhere make() is PyLong_FromLongLong.
+// Only where the int layout was checked (CPython 3.11 to 3.13 and 3.13t, 30-bit digits), and
+// only while the tricks are on (tricks.hpp); elsewhere make() is PyLong_FromLongLong. "Only this
+// cache" is tricks::sole_reference, which free-threaded also asks that the int be this thread's:
+// with two threads taking turns on one publication, each mostly gets a new int.
 #pragma once
 
 #include <Python.h>
@@ -21,7 +23,7 @@
 
 namespace aeron_py {
 
-#if AERON_PY_CPYTHON_LAYOUTS && PY_VERSION_HEX >= 0x030B0000 && PYLONG_BITS_IN_DIGIT == 30
+#if AERON_PY_CPYTHON_RECYCLING && PYLONG_BITS_IN_DIGIT == 30
 #define AERON_PY_RECYCLED_INTS 1
 #endif
 
@@ -30,9 +32,9 @@ public:
     // A new reference to an int of `value`, or nullptr with an error set.
     PyObject *make(int64_t value) {
 #ifdef AERON_PY_RECYCLED_INTS
-        if (value > 256 && tricks::layouts_on()) {  // -5..256 are CPython's shared small ints
+        if (value > 256 && tricks::recycling_on()) {  // -5..256 are CPython's shared small ints
             for (PyObject *carrier : carriers_) {
-                if (carrier != nullptr && Py_REFCNT(carrier) == 1) {
+                if (carrier != nullptr && tricks::sole_reference(carrier)) {
                     rewrite(carrier, static_cast<uint64_t>(value));
                     return Py_NewRef(carrier);
                 }

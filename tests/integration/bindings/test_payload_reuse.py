@@ -5,6 +5,8 @@ had, and dead views stay dead."""
 from __future__ import annotations
 
 import gc
+import queue
+import threading
 import weakref
 
 import pytest
@@ -51,6 +53,31 @@ def test_bytes_kept_by_the_handler_keep_their_content(aeron):
     receive(sub, 40, kept.append)
     assert kept == sent
     assert len({id(b) for b in kept}) == 40  # every kept message is its own object
+
+
+def test_bytes_and_positions_held_by_another_thread_keep_their_values(aeron):
+    """Another thread's references count too: on free-threaded builds they sit in the object's
+    shared count, and an object only this thread's cache holds is all that is rewritten."""
+    pub, sub = connected(aeron)
+    sent = messages(40)
+    inbox: queue.Queue[object] = queue.Queue()
+    held: list[object] = []
+    keeper = threading.Thread(target=lambda: held.extend(inbox.get(timeout=10) for _ in range(80)))
+    keeper.start()
+    positions = []
+    for message in sent:
+        for _ in range(1000):  # back pressure is retried, a bounded number of times
+            position = pub.offer(message)  # the recycled int itself goes to the other thread
+            if position > 0:
+                break
+        assert position > 0
+        positions.append(int(str(position)))  # an independent copy of its value
+        inbox.put(position)
+        del position
+    receive(sub, 40, inbox.put)
+    keeper.join(15)
+    assert not keeper.is_alive()
+    assert held[:40] == positions and held[40:] == sent
 
 
 def test_bytes_not_kept_are_correct_every_time_including_hash_and_dict_use(aeron):
