@@ -17,9 +17,12 @@ the interpreters), all on one shared Aeron C media driver (``aeronmd``, SHARED, 
   (one client's calls run one at a time), to show what sharing costs.
 * **paths**: ``peer_paths.measure`` (the ns per call of every path of the natural API
   that ``peers.py`` compares with pyaeron), one thread; the ratio 3.13t / 3.13 is the
-  free-threaded build's single-thread cost (goal: <= 1.10 on every path). ``python_loop``
-  is the same ratio for a loop calling a Python handler with no aeron_py call at all: what
-  the interpreter alone costs.
+  free-threaded build's single-thread cost (goal: <= 1.10 on every path). ``handler_offer``
+  adds the echo shape: a poll whose handler offers each message on the same client.
+  ``python_loop`` is the same ratio for a loop calling a Python handler with no aeron_py call, and
+  ``c_method_loop`` for a loop calling a method of a built-in type with two arguments
+  (``table.get(key, None)``, the shape of ``sub.poll(handler, 10)``): what the interpreter
+  alone costs.
 
 Each child reports whether the GIL was on while it ran (``sys._is_gil_enabled()``): aeron_py
 declares itself GIL-free, so on 3.13t it stays off. Writes ``results/free_threading.json``
@@ -139,9 +142,44 @@ def child_paths(aeron_dir: str, repeats: int, stream: int) -> dict[str, Any]:
     sub = client.add_subscription(CHANNEL, stream)
     _wait(lambda: pub.is_connected and sub.is_connected, "paths stream not connected")
     ns = peer_paths.measure("aeron_py", pub, sub, repeats)
+    ns["handler_offer"] = _handler_offer_ns(client, stream + 1, repeats)
     client.close()
     ns["python_loop"] = _python_loop_ns(repeats)
+    ns["c_method_loop"] = _c_method_loop_ns(repeats)
     return {"ns_per_op": ns, "gil_enabled": _gil_enabled()}
+
+
+def _handler_offer_ns(client: Any, stream: int, repeats: int, rounds: int = 200) -> float:
+    """ns per message of ``sub.poll(handler, 256)`` whose handler offers each message on another
+    publication of the same client (the echo shape: a call inside the poll's critical section)."""
+    inbound, outbound = client.add_exclusive_publication(CHANNEL, stream), client.add_exclusive_publication(
+        CHANNEL, stream + 1)
+    sub, sink = client.add_subscription(CHANNEL, stream), client.add_subscription(CHANNEL, stream + 1)
+    _wait(lambda: inbound.is_connected and outbound.is_connected, "handler_offer streams not connected")
+    msgs = [bytes(MSG_LEN)] * BATCH
+    seen = 0
+
+    def echo(data: bytes, header: Any) -> None:
+        nonlocal seen
+        outbound.offer(data)
+        seen += 1
+
+    best = float("inf")
+    for _ in range(repeats):
+        elapsed = 0
+        for _ in range(rounds):
+            inbound.offer_batch(msgs)
+            target, began = seen + BATCH, time.perf_counter_ns()
+            for _ in range(100_000):
+                if seen >= target:
+                    break
+                sub.poll(echo, POLL_LIMIT)
+            elapsed += time.perf_counter_ns() - began
+            if seen < target:
+                raise RuntimeError(f"handler_offer: {target - seen} messages never arrived")
+            sink.poll_batch(POLL_LIMIT)  # the echoes, drained untimed
+        best = min(best, elapsed / (rounds * BATCH))
+    return round(best, 2)
 
 
 def _python_loop_ns(repeats: int, count: int = 1_000_000) -> float:
@@ -160,6 +198,19 @@ def _python_loop_ns(repeats: int, count: int = 1_000_000) -> float:
         began = time.perf_counter_ns()
         for _ in range(count):
             handler(data, None)
+        best = min(best, (time.perf_counter_ns() - began) / count)
+    return round(best, 2)
+
+
+def _c_method_loop_ns(repeats: int, count: int = 1_000_000) -> float:
+    """ns per iteration of a loop calling ``dict.get`` with two arguments: a method call into C
+    that is not aeron_py's, looked up on the object each time as ``sub.poll`` is."""
+    table = {1: 2}
+    best = float("inf")
+    for _ in range(repeats):
+        began = time.perf_counter_ns()
+        for _ in range(count):
+            table.get(1, None)
         best = min(best, (time.perf_counter_ns() - began) / count)
     return round(best, 2)
 
