@@ -48,7 +48,7 @@ private:
     // mutex (one byte read) goes straight to PyCriticalSection_Begin's fast path.
     static bool held_here(PyObject *lock) noexcept {
 #if PY_VERSION_HEX < 0x030E0000
-        if (!tricks::on() || _Py_atomic_load_uint8_relaxed(&lock->ob_mutex._bits) == 0) return false;
+        if (_Py_atomic_load_uint8_relaxed(&lock->ob_mutex._bits) == 0 || !tricks::on()) return false;
         constexpr uintptr_t kInactive = 0x1, kTagBits = 0x3;  // CPython's pycore_critical_section.h
         const uintptr_t top = PyThreadState_GET()->critical_section;
         if (top == 0 || (top & kInactive) != 0) return false;

@@ -153,3 +153,32 @@ def test_callbacks_are_dropped_with_their_subscription(aeron):
     pub.close()
     aeron.poll_events()
     assert events == []  # nothing is delivered for a closed subscription
+
+
+def test_a_handler_may_offer_claim_and_poll_elsewhere_on_the_polling_client(aeron):
+    """Calls on the polling client from inside its handler (the echo shape) run, and only the
+    re-entrant poll of the same subscription is refused. Free-threaded, each is a critical
+    section inside the poll's on the same lock (docs/safety.md)."""
+    pub, sub = connected(aeron)
+    echo_pub, echo_sub = connected(aeron, STREAM + 1)
+    sent = [b"m%03d" % i for i in range(50)]
+    refused, echoed = [], []
+
+    def echo(data, header):
+        try:
+            sub.poll(lambda d, h: None, 1)
+        except RuntimeError:
+            refused.append(data)
+        if len(refused) % 2:
+            wait_until(lambda: echo_pub.offer(data) > 0, 5, "echo offer")
+        else:
+            claim = echo_pub.try_claim(len(data))
+            claim.data[:] = data
+            claim.commit()
+        echo_sub.poll(lambda d, h: echoed.append(d), 10)  # another subscription: allowed
+
+    send(pub, *sent)
+    wait_until(lambda: sub.poll(echo, 10) >= 0 and len(refused) == len(sent), 5, "every message handled")
+    wait_until(lambda: echo_sub.poll(lambda d, h: echoed.append(d), 10) >= 0 and len(echoed) == len(sent), 5,
+               "every echo")
+    assert refused == sent and echoed == sent
