@@ -10,11 +10,17 @@
 
 namespace aeron_py {
 
-// `init()` (one of the initialisers above), its result; one thread at a time.
+// The one lock of every context initialisation (an inline function: one static in the module).
+inline std::mutex &context_init_mutex() {
+    static std::mutex mutex;
+    return mutex;
+}
+
+// `init()` (one of the initialisers above), its result; one thread at a time. (The lock is not
+// a static of this template: each instantiation, one per caller's lambda, would have its own.)
 template <typename Init>
 int init_context_in_turn(Init init) {
-    static std::mutex mutex;  // one for every caller: the function is inline, so is its static
-    std::lock_guard<std::mutex> turn(mutex);
+    std::lock_guard<std::mutex> turn(context_init_mutex());
     return init();
 }
 
