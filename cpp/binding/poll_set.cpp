@@ -54,9 +54,13 @@ aeron_controlled_fragment_handler_action_t collect(void *clientd, const uint8_t 
 
 // Resets a flag when a scope ends (also by exception).
 struct FlagGuard {
-    explicit FlagGuard(bool &flag) : flag_(flag) { flag_ = true; }
-    ~FlagGuard() { flag_ = false; }
-    bool &flag_;
+    explicit FlagGuard(bool &flag) : flag_(&flag) { *flag_ = true; }
+    ~FlagGuard() { release(); }
+    void release() noexcept {  // the flag down before the guard's end
+        if (flag_ != nullptr) *flag_ = false;
+        flag_ = nullptr;
+    }
+    bool *flag_;
 };
 
 // Drops the references of each taken entry; runs Python (finalizers) so only once nothing
@@ -117,6 +121,9 @@ void PollSet::add(py::object owner, py::object key) {
         throw py::type_error("PollSet.add: expected a Subscription or an Image, got " +
                              std::string(Py_TYPE(owner.ptr())->tp_name));
     }
+    // Again: free-threaded, the client's Section above may have suspended the set's while it
+    // waited, and another thread's poll or end_of_stream may be walking the entries now.
+    check_not_collecting("PollSet.add");
     auto entry = std::make_unique<PollSetEntry>(owner, std::move(key), std::move(sub), std::move(image), session_id);
     entries_.reserve(entries_.size() + 1);
     index_.emplace(owner.ptr(), entries_.size());
@@ -328,6 +335,7 @@ PyObject *PollSet::poll(long fragment_limit, size_t max_messages) {
                         "finalizer run by the poll)");
         return nullptr;
     }
+    check_not_collecting("PollSet.poll");  // another thread's end_of_stream walks the entries
     std::vector<std::unique_ptr<PollSetEntry>> graveyard;
     PyObject *result = nullptr;
     {
@@ -403,9 +411,12 @@ void visit_image(aeron_image_t *image, void *clientd) noexcept {
 py::list PollSet::end_of_stream() {
     check_not_collecting("PollSet.end_of_stream");
     std::vector<std::unique_ptr<PollSetEntry>> graveyard;
-    drop_dead(graveyard);
     std::vector<std::pair<PyObject *, int32_t>> found;  // borrowed keys: no Python runs in the walk
     bool out_of_memory = false;
+    // The walk takes each entry's client Section, which may suspend the set's (free-threaded):
+    // the entries must not change meanwhile, as during a poll's phases A and B.
+    FlagGuard collecting(collecting_);
+    drop_dead(graveyard);
     for (const auto &owned : entries_) {
         PollSetEntry &entry = *owned;
         Section section(entry.sub->client->lock.get());
@@ -427,6 +438,7 @@ py::list PollSet::end_of_stream() {
                        reported.end());
         out_of_memory = out_of_memory || walk.out_of_memory;
     }
+    collecting.release();
     py::list result;
     {
         std::vector<py::object> keys;  // strong before anything Python can run
