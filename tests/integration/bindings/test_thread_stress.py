@@ -71,6 +71,7 @@ stop = threading.Event()
 drained = threading.Event()  # every accepted message was received (set by the main thread)
 accepted = {0: 0, 1: 0}
 offers_done = threading.Semaphore(0)
+claims_done = threading.Event()  # the claimer made its last claim: claimed[0] is final
 received = []
 claimed = [0]
 x_received = []
@@ -119,6 +120,7 @@ def claimer():
         claim.commit()
         claimed[0] += 1
         idle.idle(1)
+    claims_done.set()
 
 
 def x_poller():
@@ -202,6 +204,7 @@ drain_deadline[0] = time.monotonic() + 20.0
 stop.set()
 for _ in range(2):
     assert offers_done.acquire(timeout=20.0), "an offerer did not stop"
+assert claims_done.wait(20.0) or errors, "the claimer did not stop"
 wait(lambda: len(received) >= sum(accepted.values()) and len(x_received) >= claimed[0] or errors,
      "every accepted message to be received", timeout=25.0)
 drained.set()
